@@ -1,0 +1,2 @@
+//! `tap-filecheck`: LLVM FileCheck (placeholder).
+fn main() {}

@@ -1,0 +1,2 @@
+//! `tap-opt`: the opt-style driver (placeholder).
+fn main() {}

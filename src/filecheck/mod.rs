@@ -1,0 +1,1 @@
+//! LLVM-compatible FileCheck engine (placeholder until the engine lands).

@@ -1,0 +1,7 @@
+//! Tapestry: an MLIR-style multi-level IR toolkit.
+//!
+//! Text flows `parse` → `ir` (verified) → `passes` → `ir::print`, and diagnostics from every stage are
+//! rendered by `render`. See `ARCHITECTURE.md` for the module map and the dependency rules.
+#![warn(missing_docs)]
+
+pub mod filecheck;

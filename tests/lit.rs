@@ -1,0 +1,2 @@
+//! lit runner (placeholder).
+fn main() {}
