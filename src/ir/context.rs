@@ -1,0 +1,230 @@
+//! The context: interned types, attributes, strings and locations, the op registry, loaded sources, and the
+//! IR body. Everything else in the crate takes a `&Context` or `&mut Context`.
+//!
+//! Fields are public so that a pass can borrow the body mutably while reading the interners.
+
+use super::affine::AffineMap;
+use super::attrs::{Attr, AttrId};
+use super::body::{Body, OpId};
+use super::interner::Interner;
+use super::location::{Loc, LocData, LocId};
+use super::registry::Registry;
+use super::source::SourceMap;
+use super::types::{FloatKind, TypeId, TypeKind};
+use std::sync::Arc;
+
+crate::define_id!(
+    /// An interned string: op names, attribute keys, symbol names, file names.
+    Symbol,
+    "sym"
+);
+
+/// Owns all IR and everything the IR refers to.
+#[derive(Debug)]
+pub struct Context {
+    /// Ops, values, blocks and regions.
+    pub body: Body,
+    /// Interned types.
+    pub types: Interner<TypeId, TypeKind>,
+    /// Interned attributes.
+    pub attrs: Interner<AttrId, Attr>,
+    /// Interned strings.
+    pub symbols: Interner<Symbol, Box<str>>,
+    /// Interned structured locations.
+    pub locs: Interner<LocId, LocData>,
+    /// Registered dialects and ops.
+    pub registry: Arc<Registry>,
+    /// Files the IR was parsed from.
+    pub sources: SourceMap,
+    /// Accept ops of dialects that are not registered (`--allow-unregistered-dialect`).
+    pub allow_unregistered: bool,
+    empty_dict: AttrId,
+}
+
+impl Context {
+    /// A context over `registry`.
+    pub fn new(registry: Arc<Registry>) -> Self {
+        let mut attrs = Interner::new();
+        let empty_dict = attrs.intern(Attr::Dict(Box::new([])));
+        Context {
+            body: Body::default(),
+            types: Interner::new(),
+            attrs,
+            symbols: Interner::new(),
+            locs: Interner::new(),
+            registry,
+            sources: SourceMap::default(),
+            allow_unregistered: false,
+            empty_dict,
+        }
+    }
+
+    // ----- strings -----
+
+    /// Interns a string.
+    pub fn sym(&mut self, s: &str) -> Symbol {
+        match self.symbols.lookup(s) {
+            Some(id) => id,
+            None => self.symbols.intern(s.into()),
+        }
+    }
+
+    /// The text of an interned string.
+    pub fn str(&self, s: Symbol) -> &str {
+        &self.symbols[s]
+    }
+
+    /// The name of an op as text.
+    pub fn op_name(&self, op: OpId) -> &str {
+        self.str(self.body.op(op).name)
+    }
+
+    // ----- types -----
+
+    /// Interns a type.
+    pub fn ty(&mut self, kind: TypeKind) -> TypeId {
+        self.types.intern(kind)
+    }
+
+    /// The structure of a type.
+    pub fn type_kind(&self, ty: TypeId) -> &TypeKind {
+        &self.types[ty]
+    }
+
+    /// `iN`.
+    pub fn int_type(&mut self, width: u32) -> TypeId {
+        self.ty(TypeKind::Int(width))
+    }
+
+    /// `index`.
+    pub fn index_type(&mut self) -> TypeId {
+        self.ty(TypeKind::Index)
+    }
+
+    /// A float type.
+    pub fn float_type(&mut self, kind: FloatKind) -> TypeId {
+        self.ty(TypeKind::Float(kind))
+    }
+
+    /// `none`.
+    pub fn none_type(&mut self) -> TypeId {
+        self.ty(TypeKind::None)
+    }
+
+    /// `tensor<shape x elem>`.
+    pub fn tensor_type(&mut self, shape: &[u64], elem: TypeId) -> TypeId {
+        self.ty(TypeKind::Tensor { shape: shape.into(), elem, encoding: None })
+    }
+
+    /// `(inputs) -> results`.
+    pub fn function_type(&mut self, inputs: &[TypeId], results: &[TypeId]) -> TypeId {
+        self.ty(TypeKind::Function { inputs: inputs.into(), results: results.into() })
+    }
+
+    // ----- attributes -----
+
+    /// Interns an attribute.
+    pub fn attr(&mut self, attr: Attr) -> AttrId {
+        self.attrs.intern(attr)
+    }
+
+    /// The structure of an attribute.
+    pub fn attr_data(&self, attr: AttrId) -> &Attr {
+        &self.attrs[attr]
+    }
+
+    /// The empty dictionary (what an op without attributes holds).
+    pub fn empty_dict(&self) -> AttrId {
+        self.empty_dict
+    }
+
+    /// An integer attribute of type `ty`.
+    pub fn int_attr(&mut self, value: i128, ty: TypeId) -> AttrId {
+        self.attr(Attr::Int { value, ty })
+    }
+
+    /// A string attribute.
+    pub fn string_attr(&mut self, s: &str) -> AttrId {
+        self.attr(Attr::String(s.into()))
+    }
+
+    /// A type attribute.
+    pub fn type_attr(&mut self, ty: TypeId) -> AttrId {
+        self.attr(Attr::Type(ty))
+    }
+
+    /// An affine map attribute.
+    pub fn affine_map_attr(&mut self, map: AffineMap) -> AttrId {
+        self.attr(Attr::AffineMap(map))
+    }
+
+    /// A flat symbol reference `@name`.
+    pub fn symbol_ref_attr(&mut self, name: &str) -> AttrId {
+        let root = self.sym(name);
+        self.attr(Attr::SymbolRef { root, nested: Box::new([]) })
+    }
+
+    /// A dictionary from entries in any order; a later duplicate key wins.
+    pub fn dict_attr(&mut self, mut entries: Vec<(Symbol, AttrId)>) -> AttrId {
+        if entries.is_empty() {
+            return self.empty_dict;
+        }
+        entries.reverse();
+        entries.sort_by(|a, b| self.symbols[a.0].cmp(&self.symbols[b.0]));
+        entries.dedup_by_key(|e| e.0);
+        self.attr(Attr::Dict(entries.into()))
+    }
+
+    /// The entries of a dictionary attribute (empty for anything else).
+    pub fn dict_entries(&self, dict: AttrId) -> &[(Symbol, AttrId)] {
+        self.attrs[dict].as_dict().unwrap_or(&[])
+    }
+
+    /// Looks up `key` in a dictionary attribute.
+    pub fn dict_get(&self, dict: AttrId, key: &str) -> Option<AttrId> {
+        let key = self.symbols.lookup(key)?;
+        self.dict_entries(dict).iter().find(|e| e.0 == key).map(|e| e.1)
+    }
+
+    /// The discardable attribute `name` of `op`, falling back to its properties (MLIR's `getAttr` order differs,
+    /// but an op never holds the same name in both).
+    pub fn op_attr(&self, op: OpId, name: &str) -> Option<AttrId> {
+        let data = self.body.op(op);
+        self.dict_get(data.attrs, name).or_else(|| self.dict_get(data.props, name))
+    }
+
+    /// Sets (or replaces) the discardable attribute `name` of `op`.
+    pub fn set_op_attr(&mut self, op: OpId, name: &str, value: AttrId) {
+        let key = self.sym(name);
+        let mut entries = self.dict_entries(self.body.op(op).attrs).to_vec();
+        entries.push((key, value));
+        let dict = self.dict_attr(entries);
+        self.body.op_mut(op).attrs = dict;
+    }
+
+    /// Removes the discardable attribute `name` of `op`; returns whether it was there.
+    pub fn remove_op_attr(&mut self, op: OpId, name: &str) -> bool {
+        let Some(key) = self.symbols.lookup(name) else { return false };
+        let entries = self.dict_entries(self.body.op(op).attrs);
+        if !entries.iter().any(|e| e.0 == key) {
+            return false;
+        }
+        let kept: Vec<_> = entries.iter().copied().filter(|e| e.0 != key).collect();
+        let dict = self.dict_attr(kept);
+        self.body.op_mut(op).attrs = dict;
+        true
+    }
+
+    // ----- locations -----
+
+    /// Interns a structured location.
+    pub fn loc(&mut self, data: LocData) -> Loc {
+        Loc::Id(self.locs.intern(data))
+    }
+
+    /// A `"file":line:col` location.
+    pub fn file_loc(&mut self, file: &str, line: u32, col: u32) -> Loc {
+        let file = self.sym(file);
+        self.loc(LocData::FileLineCol { file, line, col })
+    }
+}

@@ -1,0 +1,38 @@
+//! The dialect-agnostic IR core: arenas of ops, values, blocks and regions; interned types, attributes and
+//! locations; the registry; the printer; the verifier; diagnostics.
+//!
+//! **Architecture invariant:** nothing in `ir` imports another module of the crate. Dialects, the parser and
+//! passes build on it; it knows none of them.
+
+pub mod affine;
+pub mod asm;
+pub mod attrs;
+pub mod body;
+pub mod builder;
+pub mod clone;
+mod context;
+pub mod diag;
+pub mod dialect_data;
+pub mod dominance;
+pub mod entity;
+pub mod float_bits;
+pub mod format;
+pub mod interner;
+pub mod location;
+pub mod print;
+pub mod registry;
+pub mod source;
+pub mod symbols;
+pub mod types;
+pub mod verify;
+pub mod walk;
+
+pub use affine::{AffineExpr, AffineMap, AffineOp};
+pub use attrs::{Attr, AttrId, DenseData, DenseElem};
+pub use body::{BlockId, Body, OpId, OpSpec, RegionId, ValueDef, ValueId};
+pub use context::{Context, Symbol};
+pub use diag::{Diagnostic, Severity};
+pub use location::{Loc, LocData};
+pub use registry::{Arity, AttrKind, AttrSpec, DialectInfo, OpInfo, OpTrait, Registry, Syntax};
+pub use source::{FileId, SourceMap};
+pub use types::{FloatKind, TypeId, TypeKind};
