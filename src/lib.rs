@@ -6,3 +6,6 @@
 
 pub mod filecheck;
 pub mod ir;
+pub mod parse;
+pub mod dialects;
+pub mod render;

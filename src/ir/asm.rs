@@ -282,6 +282,17 @@ impl<'p, 's> CustomParser<'p, 's> {
         }
     }
 
+    /// Consumes a flat symbol reference `@name` and returns the name.
+    pub fn symbol_name(&mut self) -> Result<String, Diagnostic> {
+        let loc = self.loc();
+        let sym = self.symbol()?;
+        let ctx = self.ctx();
+        match ctx.attr_data(sym) {
+            super::Attr::SymbolRef { root, nested } if nested.is_empty() => Ok(ctx.str(*root).to_string()),
+            _ => Err(Diagnostic::error(loc, "expected a flat symbol name")),
+        }
+    }
+
     /// Consumes a literal attribute (or a symbol reference, or a type as a type attribute).
     pub fn attr(&mut self) -> Result<AttrId, Diagnostic> {
         match self.next_item() {

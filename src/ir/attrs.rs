@@ -54,8 +54,6 @@ pub enum Attr {
     },
     /// `"text"`.
     String(Box<str>),
-    /// `true` / `false`.
-    Bool(bool),
     /// `unit`: presence is the information.
     Unit,
     /// `[a, b, ...]`.

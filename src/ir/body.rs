@@ -263,6 +263,13 @@ impl Body {
         &self.blocks[b]
     }
 
+    /// Rewrites the locations of a block's arguments.
+    pub fn map_arg_locs(&mut self, block: BlockId, f: &dyn Fn(Loc) -> Loc) {
+        for l in &mut self.blocks[block].arg_locs {
+            *l = f(*l);
+        }
+    }
+
     /// The region's data.
     pub fn region(&self, r: RegionId) -> &RegionData {
         &self.regions[r]

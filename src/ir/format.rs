@@ -73,7 +73,7 @@ impl Format {
 
     /// Prints `op` after its name; fails if the op does not fit the format.
     pub fn print(&self, p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
-        let mut state = PrintState { first: false, after_open: false, elided: self.declared.clone() };
+        let mut state = PrintState { first: false, at_start: true, after_open: false, elided: self.declared.clone() };
         print_seq(&self.elems, p, op, &mut state)
     }
 }
@@ -299,18 +299,14 @@ fn parse_successors<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> 
 fn parse_attr<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, name: &str, kind: AttrKind) -> Result<(), Diagnostic> {
     let value = if kind == AttrKind::String && matches!(p.peek(), Some(AsmItem::Symbol(..))) {
         // A symbol name written `@name` and stored as a string (`sym_name`).
-        let sym = p.symbol()?;
-        let ctx = p.ctx();
-        let text = match ctx.attr_data(sym) {
-            Attr::SymbolRef { root, .. } => ctx.str(*root).to_string(),
-            _ => unreachable!(),
-        };
+        let text = p.symbol_name()?;
         p.ctx().string_attr(&text)
     } else {
         p.attr()?
     };
+    // Declared attributes are inherent: they live in the op's properties, as in MLIR.
     let key = p.ctx().sym(name);
-    op.attrs.push((key, value));
+    op.props.push((key, value));
     Ok(())
 }
 
@@ -366,6 +362,7 @@ pub fn parse_result_types(p: &mut CustomParser<'_, '_>) -> Result<Vec<TypeId>, D
 
 struct PrintState {
     first: bool,
+    at_start: bool,
     after_open: bool,
     elided: Vec<&'static str>,
 }
@@ -376,6 +373,7 @@ impl PrintState {
             p.write(" ");
         }
         self.first = false;
+        self.at_start = false;
         self.after_open = false;
     }
 }
@@ -400,7 +398,9 @@ fn print_elem(elem: &Elem, p: &mut OpPrinter<'_, '_>, op: OpId, st: &mut PrintSt
         }
         Elem::Group(delim, inner) => {
             let (open, close) = if *delim == Delim::Paren { ("(", ")") } else { ("[", "]") };
-            st.space(p, false);
+            // A group hugs what precedes it (`@f(%0)`), as MLIR prints it, unless it comes first.
+            let tight = !st.at_start;
+            st.space(p, tight);
             p.write(open);
             st.after_open = true;
             print_seq(inner, p, op, st)?;

@@ -45,6 +45,19 @@ impl SourceFile {
         LineCol { line: line as u32 + 1, col: offset - starts[line] + 1 }
     }
 
+    /// 0-based index of the line containing `offset`.
+    pub fn line_index(&self, offset: u32) -> usize {
+        self.line_starts().partition_point(|&s| s <= offset).max(1) - 1
+    }
+
+    /// Byte range of the 0-based line `index`, newline included.
+    pub fn line_range(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        let starts = self.line_starts();
+        let start = *starts.get(index)? as usize;
+        let end = starts.get(index + 1).map_or(self.text.len(), |&e| e as usize);
+        Some(start..end)
+    }
+
     /// The text of a 1-based line, without its newline.
     pub fn line_text(&self, line: u32) -> Option<&str> {
         let starts = self.line_starts();
@@ -75,6 +88,16 @@ impl SourceMap {
     /// The file behind an id.
     pub fn file(&self, id: FileId) -> &SourceFile {
         &self.files[id]
+    }
+
+    /// Number of loaded files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// True when no file is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
     }
 
     /// The first file loaded under `name`, if any.

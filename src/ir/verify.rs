@@ -339,7 +339,7 @@ fn attr_has_kind(ctx: &Context, a: AttrId, kind: AttrKind) -> bool {
         AttrKind::Int => matches!(attr, Attr::Int { .. }),
         AttrKind::Float => matches!(attr, Attr::Float { .. }),
         AttrKind::String => matches!(attr, Attr::String(_)),
-        AttrKind::Bool => matches!(attr, Attr::Bool(_)) || matches!(attr, Attr::Int { ty, .. } if ctx.type_kind(*ty) == &TypeKind::Int(1)),
+        AttrKind::Bool => matches!(attr, Attr::Int { ty, .. } if ctx.type_kind(*ty) == &TypeKind::Int(1)),
         AttrKind::Unit => matches!(attr, Attr::Unit),
         AttrKind::Type => matches!(attr, Attr::Type(_)),
         AttrKind::FunctionType => matches!(attr, Attr::Type(t) if matches!(ctx.type_kind(*t), TypeKind::Function { .. })),

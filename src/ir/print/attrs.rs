@@ -92,7 +92,6 @@ pub fn write_attr(ctx: &Context, out: &mut dyn Write, attr: AttrId) -> fmt::Resu
             write_type(ctx, out, *ty)
         }
         Attr::String(s) => write_string(out, s),
-        Attr::Bool(b) => out.write_str(if *b { "true" } else { "false" }),
         Attr::Unit => out.write_str("unit"),
         Attr::Array(items) => {
             out.write_str("[")?;

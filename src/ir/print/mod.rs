@@ -417,6 +417,11 @@ impl<'c> OpPrinter<'_, 'c> {
         self.p.print_region(r, print_entry_args)
     }
 
+    /// Starts a new line at the current indentation.
+    pub fn newline(&mut self) {
+        self.p.newline();
+    }
+
     /// Writes `^bbN`.
     pub fn successor(&mut self, b: BlockId) -> fmt::Result {
         self.p.print_block_name(b)

@@ -1,0 +1,21 @@
+//! The dialects: each registers its ops, types and attributes into a [`Registry`]. A dialect imports only the
+//! IR core, never another dialect.
+
+pub mod builtin;
+pub mod func;
+
+use crate::ir::Registry;
+use std::sync::Arc;
+
+/// Registers every dialect, in a fixed order.
+pub fn register_all(registry: &mut Registry) {
+    builtin::register(registry);
+    func::register(registry);
+}
+
+/// A frozen registry with every dialect.
+pub fn all() -> Arc<Registry> {
+    let mut registry = Registry::new();
+    register_all(&mut registry);
+    Arc::new(registry)
+}

@@ -1,0 +1,551 @@
+//! The parser's state: builds IR as the grammar reduces. Keeps one name scope per open region, resolves SSA
+//! names and block labels (forward references become placeholders replaced when the definition arrives), and
+//! turns generic and pretty ops into IR ops.
+
+use crate::ir::asm::{AsmEnv, AsmItem, CustomParser, EntryArg, ParsedOp, ParsedRegion};
+use crate::ir::entity::EntityId;
+use crate::ir::interner::FxHashMap;
+use crate::ir::print::type_to_string;
+use crate::ir::registry::{dialect_of, Syntax};
+use crate::ir::{AttrId, BlockId, Context, Diagnostic, FileId, Loc, OpId, OpSpec, RegionId, Symbol, TypeId, ValueId};
+
+pub use super::literals::{AffineAst, AffineMapAst, DenseTree, KeyText};
+
+/// The pieces of a generic op as the grammar collects them.
+pub struct GenericOpParts<'s> {
+    /// Byte offset of the op's first token.
+    pub start: usize,
+    /// Result names with optional group sizes and offsets.
+    pub results: Vec<(&'s str, Option<&'s str>, usize)>,
+    /// The quoted op name.
+    pub name: &'s str,
+    /// Operand names with offsets.
+    pub operands: Vec<(&'s str, usize)>,
+    /// Successor block names with offsets.
+    pub successors: Vec<(&'s str, usize)>,
+    /// `<{...}>`.
+    pub props: Option<AttrId>,
+    /// Regions.
+    pub regions: Vec<ParsedRegion>,
+    /// `{...}`.
+    pub attrs: Option<AttrId>,
+    /// Operand types from the signature.
+    pub inputs: Vec<TypeId>,
+    /// Result types from the signature.
+    pub outputs: Vec<TypeId>,
+    /// Trailing `loc(...)`.
+    pub loc: Option<Loc>,
+}
+
+/// A use of a name that was not defined yet.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Forward<'s> {
+    pub name: &'s str,
+    pub value: ValueId,
+    pub offset: usize,
+}
+
+#[derive(Default)]
+struct Scope<'s> {
+    region: Option<RegionId>,
+    block: Option<BlockId>,
+    values: FxHashMap<&'s str, (ValueId, u32, usize)>,
+    forward: FxHashMap<&'s str, Forward<'s>>,
+    blocks: FxHashMap<&'s str, (BlockId, bool, usize)>,
+}
+
+/// Everything the grammar actions need.
+pub struct ParseState<'s, 'c> {
+    /// The context IR is built in.
+    pub ctx: &'c mut Context,
+    pub(super) file: FileId,
+    pub(super) base: usize,
+    /// Problems found so far.
+    pub diags: Vec<Diagnostic>,
+    scopes: Vec<Scope<'s>>,
+    pending: Vec<Vec<Forward<'s>>>,
+    pub(super) attr_aliases: FxHashMap<&'s str, AttrId>,
+    pub(super) type_aliases: FxHashMap<&'s str, TypeId>,
+    pub(super) loc_aliases: FxHashMap<&'s str, Loc>,
+    pub(super) pending_loc_aliases: Vec<(Loc, &'s str, usize)>,
+    /// Number of syntax errors (after one, name-resolution errors may be cascades and are not reported).
+    pub syntax_errors: usize,
+}
+
+impl<'s, 'c> ParseState<'s, 'c> {
+    /// A state that parses text at offset `base` of `file` into `ctx`.
+    pub fn new(ctx: &'c mut Context, file: FileId, base: usize) -> Self {
+        let region = ctx.body.create_region();
+        ParseState {
+            ctx,
+            file,
+            base,
+            diags: Vec::new(),
+            scopes: vec![Scope { region: Some(region), ..Scope::default() }],
+            pending: Vec::new(),
+            attr_aliases: FxHashMap::default(),
+            type_aliases: FxHashMap::default(),
+            loc_aliases: FxHashMap::default(),
+            pending_loc_aliases: Vec::new(),
+            syntax_errors: 0,
+        }
+    }
+
+    /// The location of a byte offset of the parsed text.
+    pub fn loc_at(&self, offset: usize) -> Loc {
+        Loc::Source { file: self.file, offset: (self.base + offset) as u32 }
+    }
+
+    /// `loc` if given, else the location of `offset`.
+    pub fn loc_or(&self, loc: Option<Loc>, offset: usize) -> Loc {
+        loc.unwrap_or_else(|| self.loc_at(offset))
+    }
+
+    pub(super) fn error(&mut self, offset: usize, msg: impl Into<String>) {
+        let loc = self.loc_at(offset);
+        self.diags.push(Diagnostic::error(loc, msg));
+    }
+
+    /// The empty dictionary.
+    pub fn empty_dict(&self) -> AttrId {
+        self.ctx.empty_dict()
+    }
+
+    fn scope(&mut self) -> &mut Scope<'s> {
+        self.scopes.last_mut().expect("the top scope is never popped")
+    }
+
+    // ----- regions and blocks -----
+
+    /// `{` of a region: opens a name scope.
+    pub fn open_region(&mut self) {
+        let region = self.ctx.body.create_region();
+        self.scopes.push(Scope { region: Some(region), ..Scope::default() });
+    }
+
+    /// `}` of a region: closes its scope; unresolved names travel with the region to its op.
+    pub fn close_region(&mut self, _start: usize, _end: usize) -> ParsedRegion {
+        if self.scopes.len() < 2 {
+            // Error recovery unbalanced the scopes; hand back an empty region.
+            let region = self.ctx.body.create_region();
+            return ParsedRegion { region, pending: u32::MAX };
+        }
+        let scope = self.scopes.pop().expect("checked above");
+        for (name, (_, defined, offset)) in &scope.blocks {
+            if !defined {
+                let msg = format!("reference to an undefined block '{name}'");
+                self.error(*offset, msg);
+            }
+        }
+        let forwards: Vec<Forward<'s>> = scope.forward.into_values().collect();
+        self.pending.push(forwards);
+        ParsedRegion { region: scope.region.expect("region scopes have a region"), pending: self.pending.len() as u32 - 1 }
+    }
+
+    /// `^name(args):`: starts a new block in the current region.
+    pub fn start_block(&mut self, name: &'s str, args: Vec<(&'s str, TypeId, Loc)>, offset: usize) {
+        let block = match self.scope().blocks.get(name).copied() {
+            Some((b, false, _)) => b,
+            Some((_, true, _)) => {
+                self.error(offset, format!("redefinition of block '{name}'"));
+                self.ctx.body.create_block()
+            }
+            None => self.ctx.body.create_block(),
+        };
+        self.scope().blocks.insert(name, (block, true, offset));
+        let region = self.scope().region.expect("region scope");
+        self.ctx.body.append_block(region, block);
+        self.scope().block = Some(block);
+        for (arg, ty, loc) in args {
+            let v = self.ctx.body.add_block_arg(block, ty, loc);
+            let off = match loc {
+                Loc::Source { offset, .. } => offset as usize - self.base,
+                _ => offset,
+            };
+            self.define_value(arg, v, 1, off);
+        }
+    }
+
+    fn current_block(&mut self) -> BlockId {
+        if let Some(b) = self.scope().block {
+            return b;
+        }
+        let block = self.ctx.body.create_block();
+        let region = self.scope().region.expect("region scope");
+        self.ctx.body.append_block(region, block);
+        self.scope().block = Some(block);
+        block
+    }
+
+    /// Appends a finished op to the current block.
+    pub fn append_op(&mut self, op: Option<OpId>) {
+        if let Some(op) = op {
+            let block = self.current_block();
+            self.ctx.body.append_op(block, op);
+        }
+    }
+
+    fn resolve_block(&mut self, name: &'s str, offset: usize) -> BlockId {
+        if let Some(&(b, _, _)) = self.scope().blocks.get(name) {
+            return b;
+        }
+        let b = self.ctx.body.create_block();
+        self.scope().blocks.insert(name, (b, false, offset));
+        b
+    }
+
+    // ----- values -----
+
+    fn lookup(&self, name: &str) -> Option<(ValueId, usize)> {
+        let (base, index) = split_use(name);
+        for scope in self.scopes.iter().rev() {
+            if let Some(&(first, count, offset)) = scope.values.get(base) {
+                if index >= count {
+                    return None;
+                }
+                return Some((ValueId::from_index(first.index() + index as usize), offset));
+            }
+        }
+        None
+    }
+
+    /// Resolves a use of `name`; `ty` is the type the use states, if it states one.
+    pub(super) fn resolve_use(&mut self, name: &'s str, offset: usize, ty: Option<TypeId>) -> Option<ValueId> {
+        if let Some((v, def_offset)) = self.lookup(name) {
+            self.check_use_type(name, v, ty, offset, def_offset);
+            return Some(v);
+        }
+        let (base, index) = split_use(name);
+        if index > 0 && self.scopes.iter().rev().any(|s| s.values.contains_key(base)) {
+            self.error(offset, format!("reference to invalid result number in '{name}'"));
+            return None;
+        }
+        if let Some(f) = self.scope().forward.get(name).copied() {
+            self.check_use_type(name, f.value, ty, offset, f.offset);
+            return Some(f.value);
+        }
+        let Some(ty) = ty else {
+            self.error(offset, "use of undeclared SSA value name");
+            return None;
+        };
+        let value = self.ctx.body.create_placeholder(ty);
+        self.scope().forward.insert(name, Forward { name, value, offset });
+        Some(value)
+    }
+
+    fn check_use_type(&mut self, name: &str, v: ValueId, ty: Option<TypeId>, offset: usize, prior: usize) {
+        let actual = self.ctx.body.value_type(v);
+        if let Some(ty) = ty.filter(|&t| t != actual) {
+            let msg = format!(
+                "use of value '{name}' expects different type than prior uses: '{}' vs '{}'",
+                type_to_string(self.ctx, ty),
+                type_to_string(self.ctx, actual)
+            );
+            let d = Diagnostic::error(self.loc_at(offset), msg).with_note(self.loc_at(prior), "prior use here");
+            self.diags.push(d);
+        }
+    }
+
+    fn define_value(&mut self, name: &'s str, first: ValueId, count: u32, offset: usize) {
+        if name.contains('#') {
+            self.error(offset, format!("invalid SSA value name '{name}' in a definition"));
+            return;
+        }
+        if let Some(&(_, _, prev)) = self.scope().values.get(name) {
+            let d = Diagnostic::error(self.loc_at(offset), format!("redefinition of SSA value '{name}'"))
+                .with_note(self.loc_at(prev), "previously defined here");
+            self.diags.push(d);
+            return;
+        }
+        self.scope().values.insert(name, (first, count, offset));
+        if self.scope().forward.is_empty() {
+            return;
+        }
+        for i in 0..count {
+            let value = ValueId::from_index(first.index() + i as usize);
+            let keys = if i == 0 { vec![name.to_string(), format!("{name}#0")] } else { vec![format!("{name}#{i}")] };
+            for key in keys {
+                if let Some(f) = self.scope().forward.remove(key.as_str()) {
+                    self.resolve_forward(f, value);
+                }
+            }
+        }
+    }
+
+    fn resolve_forward(&mut self, f: Forward<'s>, value: ValueId) {
+        self.check_use_type(f.name, value, Some(self.ctx.body.value_type(f.value)), f.offset, f.offset);
+        self.ctx.body.replace_all_uses(f.value, value);
+    }
+
+    /// Moves a closed region's unresolved names into the current scope, resolving those now defined.
+    fn adopt_pending(&mut self, region: ParsedRegion) {
+        let Some(list) = self.pending.get_mut(region.pending as usize) else { return };
+        for f in std::mem::take(list) {
+            if let Some((v, _)) = self.lookup(f.name) {
+                self.resolve_forward(f, v);
+            } else if let Some(existing) = self.scope().forward.get(f.name).copied() {
+                self.resolve_forward(f, existing.value);
+            } else {
+                self.scope().forward.insert(f.name, f);
+            }
+        }
+    }
+
+    fn bind_entry_args(&mut self, region: ParsedRegion, args: &[EntryArg<'s>]) {
+        if args.is_empty() {
+            return;
+        }
+        let r = region.region;
+        let block = match self.ctx.body.region(r).blocks.first() {
+            Some(&b) if self.ctx.body.block(b).args.is_empty() => b,
+            Some(_) => {
+                let loc = args[0].loc;
+                self.diags.push(Diagnostic::error(loc, "entry block arguments are declared twice"));
+                return;
+            }
+            None => {
+                let b = self.ctx.body.create_block();
+                self.ctx.body.append_block(r, b);
+                b
+            }
+        };
+        let values: Vec<ValueId> = args.iter().map(|a| self.ctx.body.add_block_arg(block, a.ty, a.loc)).collect();
+        let Some(list) = self.pending.get_mut(region.pending as usize) else { return };
+        let forwards = std::mem::take(list);
+        let mut rest = Vec::new();
+        for f in forwards {
+            match args.iter().position(|a| a.name == f.name) {
+                Some(i) => self.resolve_forward(f, values[i]),
+                None => rest.push(f),
+            }
+        }
+        self.pending[region.pending as usize] = rest;
+    }
+
+    /// Reports names still undefined at the end of the input.
+    pub(super) fn finish_names(&mut self) {
+        let mut leftovers: Vec<Forward<'s>> = self.scopes.iter().flat_map(|s| s.forward.values().copied()).collect();
+        leftovers.extend(self.pending.iter().flatten().copied());
+        leftovers.sort_by_key(|f| f.offset);
+        if self.syntax_errors > 0 {
+            return;
+        }
+        for f in leftovers {
+            self.error(f.offset, "use of undeclared SSA value name");
+        }
+        let undefined: Vec<(&str, usize)> =
+            self.scopes[0].blocks.iter().filter(|(_, b)| !b.1).map(|(n, b)| (*n, b.2)).collect();
+        for (name, offset) in undefined {
+            self.error(offset, format!("reference to an undefined block '{name}'"));
+        }
+    }
+
+    /// The ops parsed at top level, in order, and the region holding them.
+    pub(super) fn top_level(&self) -> RegionId {
+        self.scopes[0].region.expect("top scope has a region")
+    }
+
+    // ----- ops -----
+
+    fn op_name(&mut self, quoted: &str, offset: usize) -> Symbol {
+        let text = super::literals::unescape(quoted).unwrap_or_else(|e| {
+            self.error(offset, e);
+            String::new()
+        });
+        self.check_dialect_known(&text, offset);
+        self.ctx.sym(&text)
+    }
+
+    fn check_dialect_known(&mut self, name: &str, offset: usize) {
+        if self.ctx.allow_unregistered || self.ctx.registry.op(name).is_some() {
+            return;
+        }
+        if self.ctx.registry.dialect(dialect_of(name)).is_none() {
+            self.error(
+                offset,
+                format!("operation '{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it"),
+            );
+        }
+    }
+
+    fn result_count(&mut self, results: &[(&'s str, Option<&'s str>, usize)]) -> Option<Vec<u32>> {
+        let mut counts = Vec::with_capacity(results.len());
+        for &(_, count, offset) in results {
+            match count.map_or(Ok(1), str::parse::<u32>) {
+                Ok(n) if n > 0 => counts.push(n),
+                _ => {
+                    self.error(offset, "expected a positive result group size");
+                    return None;
+                }
+            }
+        }
+        Some(counts)
+    }
+
+    fn define_results(&mut self, op: OpId, results: &[(&'s str, Option<&'s str>, usize)], counts: &[u32]) {
+        let mut next = 0usize;
+        for (&(name, _, offset), &count) in results.iter().zip(counts) {
+            if next < self.ctx.body.num_results(op) {
+                let first = self.ctx.body.result(op, next);
+                self.define_value(name, first, count, offset);
+            }
+            next += count as usize;
+        }
+    }
+
+    /// Builds a generic op.
+    pub fn generic_op(&mut self, parts: GenericOpParts<'s>) -> Option<OpId> {
+        let name = self.op_name(parts.name, parts.start);
+        let counts = self.result_count(&parts.results)?;
+        let defined: u32 = counts.iter().sum();
+        if !parts.results.is_empty() && defined as usize != parts.outputs.len() {
+            let msg = format!("operation defines {} results but was provided {defined} to bind", parts.outputs.len());
+            self.error(parts.start, msg);
+            return None;
+        }
+        if parts.operands.len() != parts.inputs.len() {
+            let msg = format!("expected {} operand types but had {}", parts.operands.len(), parts.inputs.len());
+            self.error(parts.start, msg);
+            return None;
+        }
+        let mut operands = Vec::with_capacity(parts.operands.len());
+        for (&(n, off), &ty) in parts.operands.iter().zip(&parts.inputs) {
+            operands.push(self.resolve_use(n, off, Some(ty))?);
+        }
+        let successors: Vec<BlockId> = parts.successors.iter().map(|&(n, off)| self.resolve_block(n, off)).collect();
+        let regions: Vec<RegionId> = parts.regions.iter().map(|r| r.region).collect();
+        let loc = self.loc_or(parts.loc, parts.start);
+        let op = self.ctx.body.create_op(OpSpec {
+            name,
+            loc,
+            operands: &operands,
+            result_types: &parts.outputs,
+            attrs: parts.attrs.unwrap_or(self.ctx.empty_dict()),
+            props: parts.props.unwrap_or(self.ctx.empty_dict()),
+            regions: &regions,
+            successors: &successors,
+        });
+        self.define_results(op, &parts.results, &counts);
+        for r in parts.regions {
+            self.adopt_pending(r);
+        }
+        Some(op)
+    }
+
+    /// Builds a pretty op by handing its items to the op's own parser.
+    pub fn custom_op(
+        &mut self,
+        start: usize,
+        results: Vec<(&'s str, Option<&'s str>, usize)>,
+        name: &'s str,
+        mut items: Vec<AsmItem<'s>>,
+        end: usize,
+    ) -> Option<OpId> {
+        let syntax = self.ctx.registry.op(name).map(|r| r.info.syntax);
+        let Some(syntax) = syntax.filter(|s| !matches!(s, Syntax::Generic)) else {
+            self.error(start, format!("custom op '{name}' is unknown; write it in the generic form"));
+            return None;
+        };
+        let loc = match items.last() {
+            Some(AsmItem::Location(l)) => {
+                let l = *l;
+                items.pop();
+                l
+            }
+            _ => self.loc_at(start),
+        };
+        let end_loc = self.loc_at(end);
+        let parsed = self.run_custom_parser(name, loc, items, end_loc, syntax);
+        match parsed {
+            Ok(parsed) => self.build_parsed(start, &results, name, loc, parsed),
+            Err(d) => {
+                self.diags.push(d);
+                None
+            }
+        }
+    }
+
+    fn run_custom_parser(&mut self, name: &'s str, loc: Loc, items: Vec<AsmItem<'s>>, end: Loc, syntax: Syntax) -> Result<ParsedOp<'s>, Diagnostic> {
+        let registry = self.ctx.registry.clone();
+        let mut parser = CustomParser::new(self, name, loc, items, end);
+        match syntax {
+            Syntax::Custom { parse, .. } => parse(&mut parser),
+            Syntax::Format(_) => registry.op(name).and_then(|r| r.format.as_ref()).expect("compiled format").parse(&mut parser),
+            Syntax::Generic => unreachable!("filtered by the caller"),
+        }
+    }
+
+    fn build_parsed(
+        &mut self,
+        start: usize,
+        results: &[(&'s str, Option<&'s str>, usize)],
+        name: &'s str,
+        loc: Loc,
+        parsed: ParsedOp<'s>,
+    ) -> Option<OpId> {
+        let counts = self.result_count(results)?;
+        let defined: u32 = counts.iter().sum();
+        if !results.is_empty() && defined as usize != parsed.result_types.len() {
+            let msg = format!("operation defines {} results but was provided {defined} to bind", parsed.result_types.len());
+            self.error(start, msg);
+            return None;
+        }
+        let mut operands = Vec::with_capacity(parsed.operands.len());
+        for &(n, l, ty) in &parsed.operands {
+            let off = match l {
+                Loc::Source { offset, .. } => offset as usize - self.base,
+                _ => start,
+            };
+            operands.push(self.resolve_use(n, off, ty)?);
+        }
+        let successors: Vec<BlockId> = parsed
+            .successors
+            .iter()
+            .map(|&(n, l)| {
+                let off = match l {
+                    Loc::Source { offset, .. } => offset as usize - self.base,
+                    _ => start,
+                };
+                self.resolve_block(n, off)
+            })
+            .collect();
+        let regions: Vec<RegionId> = parsed.regions.iter().map(|r| r.0.region).collect();
+        let name = self.ctx.sym(name);
+        let attrs = self.ctx.dict_attr(parsed.attrs);
+        let props = self.ctx.dict_attr(parsed.props);
+        let op = self.ctx.body.create_op(OpSpec {
+            name,
+            loc,
+            operands: &operands,
+            result_types: &parsed.result_types,
+            attrs,
+            props,
+            regions: &regions,
+            successors: &successors,
+        });
+        self.define_results(op, results, &counts);
+        for (r, args) in &parsed.regions {
+            self.bind_entry_args(*r, args);
+            self.adopt_pending(*r);
+        }
+        Some(op)
+    }
+}
+
+impl AsmEnv for ParseState<'_, '_> {
+    fn context(&mut self) -> &mut Context {
+        self.ctx
+    }
+
+    fn value_type(&self, name: &str) -> Option<TypeId> {
+        self.lookup(name).map(|(v, _)| self.ctx.body.value_type(v))
+    }
+}
+
+/// Splits `%x#2` into `("%x", 2)`.
+fn split_use(name: &str) -> (&str, u32) {
+    match name.split_once('#') {
+        Some((base, idx)) => (base, idx.parse().unwrap_or(u32::MAX)),
+        None => (name, 0),
+    }
+}

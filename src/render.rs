@@ -1,0 +1,149 @@
+//! Renders diagnostics for people: MLIR's layout (`file:line:col: error: message`, the source line, a caret) by
+//! default, or codespan-reporting's rich layout. The only module that uses codespan-reporting.
+
+use crate::ir::entity::EntityId;
+use crate::ir::source::{FileId, SourceMap};
+use crate::ir::{Context, Diagnostic, Loc, LocData, Severity};
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity as CsSeverity};
+use codespan_reporting::files::{Error as FilesError, Files};
+use codespan_reporting::term::{self, Config, DisplayStyle};
+
+/// How diagnostics are laid out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Style {
+    /// `file:line:col: severity: message`, source line, caret (what lit tests match).
+    #[default]
+    Mlir,
+    /// codespan-reporting's boxed snippets.
+    Rich,
+}
+
+/// The sources of a context, seen through codespan-reporting's `Files` interface.
+struct SourceFiles<'a>(&'a SourceMap);
+
+impl<'a> Files<'a> for SourceFiles<'a> {
+    type FileId = usize;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: usize) -> Result<&'a str, FilesError> {
+        self.file(id).map(|f| f.name.as_str())
+    }
+
+    fn source(&'a self, id: usize) -> Result<&'a str, FilesError> {
+        self.file(id).map(|f| &*f.text)
+    }
+
+    fn line_index(&'a self, id: usize, byte_index: usize) -> Result<usize, FilesError> {
+        Ok(self.file(id)?.line_index(byte_index as u32))
+    }
+
+    fn line_range(&'a self, id: usize, line_index: usize) -> Result<std::ops::Range<usize>, FilesError> {
+        let file = self.file(id)?;
+        file.line_range(line_index).ok_or(FilesError::LineTooLarge { given: line_index, max: file.line_index(file.text.len() as u32) })
+    }
+}
+
+impl SourceFiles<'_> {
+    fn file(&self, id: usize) -> Result<&crate::ir::source::SourceFile, FilesError> {
+        if id < self.0.len() {
+            Ok(self.0.file(FileId::from_index(id)))
+        } else {
+            Err(FilesError::FileMissing)
+        }
+    }
+}
+
+/// Where a location points, resolved as far as possible.
+enum Place {
+    /// A byte offset in a loaded file.
+    Source(FileId, u32),
+    /// A file position that is not loaded.
+    Named(String, u32, u32),
+    /// Nowhere.
+    Unknown,
+}
+
+fn place(ctx: &Context, loc: Loc) -> Place {
+    match loc {
+        Loc::Unknown => Place::Unknown,
+        Loc::Source { file, offset } => Place::Source(file, offset),
+        Loc::Id(id) => match &ctx.locs[id] {
+            LocData::FileLineCol { file, line, col } => {
+                let name = ctx.str(*file);
+                let loaded = ctx.sources.find(name).and_then(|f| {
+                    let pos = crate::ir::source::LineCol { line: *line, col: *col };
+                    ctx.sources.file(f).offset_of(pos).map(|o| (f, o))
+                });
+                match loaded {
+                    Some((f, o)) if (o as usize) <= ctx.sources.file(f).text.len() => Place::Source(f, o),
+                    _ => Place::Named(name.to_string(), *line, *col),
+                }
+            }
+            LocData::Name { child: Some(c), .. } => place(ctx, *c),
+            LocData::Fused { locs, .. } => locs.iter().map(|l| place(ctx, *l)).find(|p| !matches!(p, Place::Unknown)).unwrap_or(Place::Unknown),
+            LocData::CallSite { callee, .. } => place(ctx, *callee),
+            LocData::Name { child: None, .. } => Place::Unknown,
+        },
+    }
+}
+
+/// Renders one diagnostic and its notes.
+pub fn render(ctx: &Context, diag: &Diagnostic, style: Style) -> String {
+    let mut out = String::new();
+    render_one(ctx, diag, style, &mut out);
+    for note in &diag.notes {
+        render_one(ctx, note, style, &mut out);
+    }
+    out
+}
+
+/// Renders a list of diagnostics.
+pub fn render_all(ctx: &Context, diags: &[Diagnostic], style: Style) -> String {
+    diags.iter().map(|d| render(ctx, d, style)).collect()
+}
+
+fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, out: &mut String) {
+    match (place(ctx, diag.loc), style) {
+        (Place::Source(file, offset), Style::Rich) => out.push_str(&codespan(ctx, diag, file, offset, DisplayStyle::Rich)),
+        (Place::Source(file, offset), Style::Mlir) => {
+            let header = codespan(ctx, diag, file, offset, DisplayStyle::Short);
+            out.push_str(&header);
+            let f = ctx.sources.file(file);
+            let lc = f.line_col(offset);
+            if let Some(text) = f.line_text(lc.line) {
+                out.push_str(text);
+                out.push('\n');
+                out.push_str(&caret_line(text, lc.col));
+            }
+        }
+        (Place::Named(name, line, col), _) => out.push_str(&format!("{name}:{line}:{col}: {}: {}\n", diag.severity, diag.message)),
+        (Place::Unknown, _) => out.push_str(&format!("<unknown>:0: {}: {}\n", diag.severity, diag.message)),
+    }
+}
+
+/// Spaces up to the column (tabs kept, so the caret lines up) and a `^`.
+fn caret_line(text: &str, col: u32) -> String {
+    let mut s: String = text.bytes().take(col.saturating_sub(1) as usize).map(|b| if b == b'\t' { '\t' } else { ' ' }).collect();
+    s.push_str("^\n");
+    s
+}
+
+fn codespan(ctx: &Context, diag: &Diagnostic, file: FileId, offset: u32, display: DisplayStyle) -> String {
+    let severity = match diag.severity {
+        Severity::Error => CsSeverity::Error,
+        Severity::Warning => CsSeverity::Warning,
+        Severity::Note => CsSeverity::Note,
+        Severity::Remark => CsSeverity::Help,
+    };
+    let start = offset as usize;
+    let d = CsDiagnostic::new(severity).with_message(&diag.message).with_label(Label::primary(file.index(), start..start));
+    let config = Config { display_style: display, ..Config::default() };
+    let files = SourceFiles(&ctx.sources);
+    let text = term::emit_into_string(&config, &files, &d).unwrap_or_default();
+    if diag.severity == Severity::Remark {
+        // codespan-reporting has no "remark" severity; MLIR does.
+        return text.replacen("help", "remark", 1);
+    }
+    text
+}
