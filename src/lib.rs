@@ -9,3 +9,5 @@ pub mod ir;
 pub mod parse;
 pub mod dialects;
 pub mod render;
+pub mod passes;
+pub mod driver;
