@@ -112,14 +112,38 @@ fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, out: &mut String) 
             let f = ctx.sources.file(file);
             let lc = f.line_col(offset);
             if let Some(text) = f.line_text(lc.line) {
-                out.push_str(text);
+                let (shown, col) = clip_line(text, lc.col);
+                out.push_str(&shown);
                 out.push('\n');
-                out.push_str(&caret_line(text, lc.col));
+                out.push_str(&caret_line(&shown, col));
             }
         }
         (Place::Named(name, line, col), _) => out.push_str(&format!("{name}:{line}:{col}: {}: {}\n", diag.severity, diag.message)),
         (Place::Unknown, _) => out.push_str(&format!("<unknown>:0: {}: {}\n", diag.severity, diag.message)),
     }
+}
+
+/// Lines longer than this are shown as a window around the caret.
+const MAX_SHOWN: usize = 240;
+
+/// The part of `text` to show around 1-based byte column `col`, and the caret column within it.
+fn clip_line(text: &str, col: u32) -> (String, u32) {
+    if text.len() <= MAX_SHOWN {
+        return (text.to_string(), col);
+    }
+    let at = (col as usize).saturating_sub(1).min(text.len());
+    let mut start = at.saturating_sub(MAX_SHOWN / 2);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + MAX_SHOWN).min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let prefix = if start > 0 { "..." } else { "" };
+    let suffix = if end < text.len() { "..." } else { "" };
+    let shown = format!("{prefix}{}{suffix}", &text[start..end]);
+    (shown, (at - start + prefix.len()) as u32 + 1)
 }
 
 /// Spaces up to the column (tabs kept, so the caret lines up) and a `^`.

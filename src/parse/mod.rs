@@ -42,6 +42,9 @@ pub fn parse_range(ctx: &mut Context, file: FileId, range: std::ops::Range<usize
         }
     }
     state.finish_names();
+    if let Some(fatal) = tokens.fatal_at {
+        state.diags.retain(|d| matches!(d.loc, Loc::Source { offset, .. } if (offset as usize) < fatal));
+    }
     let mut diags = std::mem::take(&mut tokens.diags);
     diags.append(&mut state.diags);
     let module = wrap_module(&mut state, range.start);

@@ -29,6 +29,8 @@ pub struct Tokens<'s> {
     open_ops: Vec<usize>,
     /// Lexical problems found so far.
     pub diags: Vec<Diagnostic>,
+    /// Offset where lexing stopped early (nesting limit); parse errors after it are consequences.
+    pub fatal_at: Option<usize>,
     done: bool,
 }
 
@@ -46,6 +48,7 @@ impl<'s> Tokens<'s> {
             depth: 0,
             open_ops: Vec::new(),
             diags: Vec::new(),
+            fatal_at: None,
             done: false,
         }
     }
@@ -154,6 +157,7 @@ impl<'s> Tokens<'s> {
                 let msg = format!("nesting is too deep (more than {MAX_NESTING} levels of brackets)");
                 self.diags.push(Diagnostic::error(self.loc(tok.0), msg));
                 self.done = true;
+                self.fatal_at = Some(self.base + tok.0);
                 self.out.clear();
             }
         } else if tok.1.is_closer() {

@@ -1,0 +1,539 @@
+//! Leftmost-longest (POSIX) matching of a parsed [`Ere`] over bytes.
+//!
+//! The `regex` crate only offers leftmost-first semantics, so it is used as a prefilter: the
+//! translated regex finds the leftmost position where a match can start (identical under both
+//! semantics). From that start this engine computes, for every AST node, the *set of end
+//! positions* it can reach (memoized, polynomial), takes the longest overall end, and then
+//! assigns capture groups Spencer-style: in a sequence each element takes the longest span that
+//! still lets the rest match, alternatives are tried in order, and a repetition takes the longest
+//! iterations first (the last iteration defines nested groups). So `(a|ab)` on `ab` captures
+//! `ab`, as in LLVM.
+//!
+//! Regexes with back-references (FileCheck emits them when a variable is used on the line that
+//! defines it) are matched by an exhaustive backtracking search for the longest end; it is capped
+//! by a step and depth budget, beyond which the longest match found so far is used.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use super::regex_posix::{self, Ere, Node, NodeId, ParseMode};
+
+/// Spans of the capture groups; index 0 is the whole match.
+pub(crate) type Captures = Vec<Option<(usize, usize)>>;
+
+/// A compiled POSIX regex: AST plus the `regex` crate prefilter.
+pub(crate) struct PosixRegex {
+    ere: Ere,
+    prefilter: Option<regex::bytes::Regex>,
+}
+
+impl PosixRegex {
+    /// Parses and compiles `pat` (LLVM dialect, `REG_NEWLINE`, optional ASCII case folding).
+    pub fn new(pat: &[u8], icase: bool) -> Result<Self, String> {
+        let ere = regex_posix::parse(pat, icase, ParseMode::Llvm)?;
+        let prefilter = regex::bytes::RegexBuilder::new(&regex_posix::to_regex_syntax(&ere))
+            .size_limit(1 << 24)
+            .build()
+            .ok();
+        Ok(PosixRegex { ere, prefilter })
+    }
+
+    /// Finds the leftmost-longest match in `hay`. `^`/`$` match at the ends of `hay`.
+    pub fn find(&self, hay: &[u8]) -> Option<Captures> {
+        let mut engine = Engine::new(&self.ere, hay);
+        let mut at = 0;
+        while at <= hay.len() {
+            let start = match &self.prefilter {
+                Some(re) => re.find_at(hay, at)?.start(),
+                None => at,
+            };
+            if let Some(caps) = engine.match_at(start) {
+                return Some(caps);
+            }
+            at = start + 1;
+        }
+        None
+    }
+}
+
+/// Sorted, disjoint, inclusive intervals of positions.
+#[derive(Clone, Default, Debug, PartialEq, Eq)]
+struct Ivs(Vec<(usize, usize)>);
+
+impl Ivs {
+    fn one(p: usize) -> Self {
+        Ivs(vec![(p, p)])
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn max(&self) -> Option<usize> {
+        self.0.last().map(|r| r.1)
+    }
+
+    fn contains(&self, p: usize) -> bool {
+        self.0.iter().any(|&(lo, hi)| lo <= p && p <= hi)
+    }
+
+    fn positions(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        self.0.iter().flat_map(|&(lo, hi)| lo..=hi)
+    }
+
+    fn union(&mut self, other: &Ivs) {
+        if other.is_empty() {
+            return;
+        }
+        let mut all: Vec<(usize, usize)> = self.0.iter().chain(&other.0).copied().collect();
+        all.sort_unstable();
+        let mut out: Vec<(usize, usize)> = Vec::with_capacity(all.len());
+        for (lo, hi) in all {
+            match out.last_mut() {
+                Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
+                _ => out.push((lo, hi)),
+            }
+        }
+        self.0 = out;
+    }
+
+    fn minus(&self, other: &Ivs) -> Ivs {
+        let mut out = Vec::new();
+        for &(lo, hi) in &self.0 {
+            let mut cur = lo;
+            for &(olo, ohi) in &other.0 {
+                if ohi < cur || olo > hi {
+                    continue;
+                }
+                if olo > cur {
+                    out.push((cur, olo - 1));
+                }
+                cur = ohi + 1;
+                if cur > hi {
+                    break;
+                }
+            }
+            if cur <= hi {
+                out.push((cur, hi));
+            }
+        }
+        Ivs(out)
+    }
+}
+
+/// Memoized end-set computation for one haystack.
+struct Engine<'a> {
+    ere: &'a Ere,
+    hay: &'a [u8],
+    memo: HashMap<(NodeId, usize), Rc<Ivs>>,
+    seq_memo: HashMap<(NodeId, usize, usize), Rc<Ivs>>,
+    rep_memo: HashMap<(NodeId, u32, Option<u32>, usize), Rc<Ivs>>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(ere: &'a Ere, hay: &'a [u8]) -> Self {
+        Engine {
+            ere,
+            hay,
+            memo: HashMap::new(),
+            seq_memo: HashMap::new(),
+            rep_memo: HashMap::new(),
+        }
+    }
+
+    /// The longest match starting exactly at `start`, with captures.
+    fn match_at(&mut self, start: usize) -> Option<Captures> {
+        if self.ere.has_backrefs {
+            return Backtracker::new(self.ere, self.hay).longest_at(start);
+        }
+        let end = self.ends(self.ere.root, start).max()?;
+        let mut caps = vec![None; self.ere.ngroups + 1];
+        caps[0] = Some((start, end));
+        self.dissect(self.ere.root, start, end, &mut caps);
+        Some(caps)
+    }
+
+    fn assertion_holds(&self, node: &Node, pos: usize) -> bool {
+        let hay = self.hay;
+        let word = |p: usize| hay.get(p).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
+        match node {
+            Node::Bol => pos == 0 || hay[pos - 1] == b'\n',
+            Node::Eol => pos == hay.len() || hay[pos] == b'\n',
+            Node::Bow => word(pos) && (pos == 0 || !word(pos - 1)),
+            Node::Eow => pos > 0 && word(pos - 1) && !word(pos),
+            _ => false,
+        }
+    }
+
+    /// All positions where `id` can end when started at `pos`.
+    fn ends(&mut self, id: NodeId, pos: usize) -> Rc<Ivs> {
+        if let Some(r) = self.memo.get(&(id, pos)) {
+            return r.clone();
+        }
+        let ere = self.ere;
+        let r = match &ere.nodes[id] {
+            Node::Empty => Ivs::one(pos),
+            Node::Set(set) => match self.hay.get(pos) {
+                Some(&b) if set.contains(b) => Ivs::one(pos + 1),
+                _ => Ivs::default(),
+            },
+            n @ (Node::Bol | Node::Eol | Node::Bow | Node::Eow) => {
+                if self.assertion_holds(n, pos) {
+                    Ivs::one(pos)
+                } else {
+                    Ivs::default()
+                }
+            }
+            Node::Group(_, inner) => return self.ends(*inner, pos),
+            Node::Concat(_) => return self.seq_ends(id, 0, pos),
+            Node::Alt(alts) => {
+                let mut acc = Ivs::default();
+                for &a in alts {
+                    acc.union(&self.ends(a, pos));
+                }
+                acc
+            }
+            Node::Repeat { inner, min, max } => return self.rep_ends(*inner, *min, *max, pos),
+            Node::Backref(_) => Ivs::default(),
+        };
+        let r = Rc::new(r);
+        self.memo.insert((id, pos), r.clone());
+        r
+    }
+
+    /// End positions of children `k..` of the concatenation `id`, started at `pos`.
+    fn seq_ends(&mut self, id: NodeId, k: usize, pos: usize) -> Rc<Ivs> {
+        let ere = self.ere;
+        let Node::Concat(children) = &ere.nodes[id] else {
+            unreachable!("seq_ends on a non-sequence")
+        };
+        if k == children.len() {
+            return Rc::new(Ivs::one(pos));
+        }
+        if let Some(r) = self.seq_memo.get(&(id, k, pos)) {
+            return r.clone();
+        }
+        let first = self.ends(children[k], pos);
+        let mut acc = Ivs::default();
+        for p in first.positions() {
+            acc.union(&self.seq_ends(id, k + 1, p));
+        }
+        let r = Rc::new(acc);
+        self.seq_memo.insert((id, k, pos), r.clone());
+        r
+    }
+
+    /// End positions of `inner{min,max}` started at `pos`.
+    fn rep_ends(&mut self, inner: NodeId, min: u32, max: Option<u32>, pos: usize) -> Rc<Ivs> {
+        if let Some(r) = self.rep_memo.get(&(inner, min, max, pos)) {
+            return r.clone();
+        }
+        let r = Rc::new(match &self.ere.nodes[inner] {
+            Node::Set(set) => self.run_ends(*set, min, max, pos),
+            _ => self.rep_ends_general(inner, min, max, pos),
+        });
+        self.rep_memo.insert((inner, min, max, pos), r.clone());
+        r
+    }
+
+    /// Fast path for a repeated byte set: the ends form one interval.
+    fn run_ends(&self, set: regex_posix::ByteSet, min: u32, max: Option<u32>, pos: usize) -> Ivs {
+        let limit = max.map_or(usize::MAX, |m| m as usize);
+        let run = self.hay[pos.min(self.hay.len())..]
+            .iter()
+            .take(limit)
+            .take_while(|&&b| set.contains(b))
+            .count();
+        if run < min as usize {
+            return Ivs::default();
+        }
+        Ivs(vec![(pos + min as usize, pos + run)])
+    }
+
+    fn rep_ends_general(&mut self, inner: NodeId, min: u32, max: Option<u32>, pos: usize) -> Ivs {
+        let mut result = Ivs::default();
+        let mut frontier = Ivs::one(pos);
+        let mut k = 0u32;
+        loop {
+            if k >= min {
+                frontier = frontier.minus(&result);
+                if frontier.is_empty() {
+                    break;
+                }
+                result.union(&frontier);
+            }
+            if max == Some(k) || frontier.is_empty() {
+                break;
+            }
+            let mut next = Ivs::default();
+            for p in frontier.positions() {
+                next.union(&self.ends(inner, p));
+            }
+            frontier = next;
+            k += 1;
+        }
+        result
+    }
+
+    /// Assigns capture groups inside `id`, which matches exactly `[a, b)`.
+    fn dissect(&mut self, id: NodeId, a: usize, b: usize, caps: &mut Captures) {
+        let ere = self.ere;
+        match &ere.nodes[id] {
+            Node::Group(i, inner) => {
+                caps[*i] = Some((a, b));
+                self.dissect(*inner, a, b, caps);
+            }
+            Node::Concat(children) => self.dissect_seq(id, children.len(), a, b, caps),
+            Node::Alt(alts) => {
+                if let Some(&alt) = alts.iter().find(|&&alt| self.ends(alt, a).contains(b)) {
+                    self.dissect(alt, a, b, caps);
+                }
+            }
+            Node::Repeat { inner, min, max } => self.dissect_rep(*inner, *min, *max, a, b, caps),
+            _ => {}
+        }
+    }
+
+    fn dissect_seq(&mut self, id: NodeId, n: usize, a: usize, b: usize, caps: &mut Captures) {
+        let ere = self.ere;
+        let Node::Concat(children) = &ere.nodes[id] else {
+            return;
+        };
+        let mut p = a;
+        for k in 0..n {
+            if k + 1 == n {
+                self.dissect(children[k], p, b, caps);
+                return;
+            }
+            let cands = self.ends(children[k], p);
+            let chosen = cands
+                .positions()
+                .rev()
+                .find(|&m| m <= b && self.seq_ends(id, k + 1, m).contains(b));
+            let Some(m) = chosen else { return };
+            self.dissect(children[k], p, m, caps);
+            p = m;
+        }
+    }
+
+    fn dissect_rep(
+        &mut self,
+        inner: NodeId,
+        min: u32,
+        max: Option<u32>,
+        a: usize,
+        b: usize,
+        caps: &mut Captures,
+    ) {
+        let mut p = a;
+        let mut count = 0u32;
+        while !(p == b && count >= min) && max != Some(count) {
+            let rmin = min.saturating_sub(count + 1);
+            let rmax = max.map(|m| m - count - 1);
+            let cands = self.ends(inner, p);
+            let chosen = cands.positions().rev().find(|&m| {
+                m <= b
+                    && (m > p || count < min)
+                    && self.rep_ends(inner, rmin, rmax, m).contains(b)
+            });
+            let Some(m) = chosen else { return };
+            self.dissect(inner, p, m, caps);
+            p = m;
+            count += 1;
+        }
+    }
+}
+
+const STEP_LIMIT: u64 = 5_000_000;
+const DEPTH_LIMIT: usize = 20_000;
+
+/// Exhaustive backtracking for regexes with back-references.
+struct Backtracker<'a> {
+    ere: &'a Ere,
+    hay: &'a [u8],
+    steps: Cell<u64>,
+    depth: Cell<usize>,
+}
+
+type Cont<'c> = &'c mut dyn FnMut(usize, &mut Captures);
+
+impl<'a> Backtracker<'a> {
+    fn new(ere: &'a Ere, hay: &'a [u8]) -> Self {
+        Backtracker {
+            ere,
+            hay,
+            steps: Cell::new(0),
+            depth: Cell::new(0),
+        }
+    }
+
+    fn longest_at(&self, start: usize) -> Option<Captures> {
+        let mut best: Option<(usize, Captures)> = None;
+        let mut caps = vec![None; self.ere.ngroups + 1];
+        self.walk(self.ere.root, start, &mut caps, &mut |end, c| {
+            if best.as_ref().is_none_or(|(e, _)| end > *e) {
+                best = Some((end, c.clone()));
+            }
+        });
+        best.map(|(end, mut c)| {
+            c[0] = Some((start, end));
+            c
+        })
+    }
+
+    fn exhausted(&self) -> bool {
+        self.steps.get() > STEP_LIMIT || self.depth.get() > DEPTH_LIMIT
+    }
+
+    fn walk(&self, id: NodeId, pos: usize, caps: &mut Captures, k: Cont<'_>) {
+        self.steps.set(self.steps.get() + 1);
+        if self.exhausted() {
+            return;
+        }
+        self.depth.set(self.depth.get() + 1);
+        self.walk_node(id, pos, caps, k);
+        self.depth.set(self.depth.get() - 1);
+    }
+
+    fn walk_node(&self, id: NodeId, pos: usize, caps: &mut Captures, k: Cont<'_>) {
+        let hay = self.hay;
+        match &self.ere.nodes[id] {
+            Node::Empty => k(pos, caps),
+            Node::Set(set) => {
+                if hay.get(pos).is_some_and(|&b| set.contains(b)) {
+                    k(pos + 1, caps);
+                }
+            }
+            n @ (Node::Bol | Node::Eol | Node::Bow | Node::Eow) => {
+                if Engine::new(self.ere, hay).assertion_holds(n, pos) {
+                    k(pos, caps);
+                }
+            }
+            Node::Group(i, inner) => {
+                let i = *i;
+                self.walk(*inner, pos, caps, &mut |p, c: &mut Captures| {
+                    let saved = c[i];
+                    c[i] = Some((pos, p));
+                    k(p, c);
+                    c[i] = saved;
+                });
+            }
+            Node::Concat(children) => self.walk_seq(children, pos, caps, k),
+            Node::Alt(alts) => {
+                for &a in alts {
+                    self.walk(a, pos, caps, k);
+                }
+            }
+            Node::Repeat { inner, min, max } => self.walk_rep(*inner, *min, *max, 0, pos, caps, k),
+            Node::Backref(n) => {
+                let Some((a, b)) = caps[*n] else { return };
+                let len = b - a;
+                if hay.len() >= pos + len && hay[pos..pos + len] == hay[a..b] {
+                    k(pos + len, caps);
+                }
+            }
+        }
+    }
+
+    fn walk_seq(&self, children: &[NodeId], pos: usize, caps: &mut Captures, k: Cont<'_>) {
+        match children.split_first() {
+            None => k(pos, caps),
+            Some((&first, rest)) => self.walk(first, pos, caps, &mut |p, c: &mut Captures| {
+                self.walk_seq(rest, p, c, k)
+            }),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk_rep(
+        &self,
+        inner: NodeId,
+        min: u32,
+        max: Option<u32>,
+        count: u32,
+        pos: usize,
+        caps: &mut Captures,
+        k: Cont<'_>,
+    ) {
+        if max.is_none_or(|m| count < m) {
+            self.walk(inner, pos, caps, &mut |p, c: &mut Captures| {
+                if p == pos && count >= min {
+                    return;
+                }
+                self.walk_rep(inner, min, max, count + 1, p, c, k);
+            });
+        }
+        if count >= min {
+            k(pos, caps);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(p: &str, hay: &str) -> Option<Vec<Option<String>>> {
+        let re = PosixRegex::new(p.as_bytes(), false).unwrap();
+        re.find(hay.as_bytes()).map(|caps| {
+            caps.iter()
+                .map(|c| c.map(|(a, b)| hay[a..b].to_string()))
+                .collect()
+        })
+    }
+
+    fn whole(p: &str, hay: &str) -> Option<String> {
+        find(p, hay).map(|c| c[0].clone().unwrap())
+    }
+
+    #[test]
+    fn leftmost_longest_alternation() {
+        assert_eq!(whole("a|ab", "xab"), Some("ab".into()));
+        assert_eq!(find("(a|ab)", "ab").unwrap()[1], Some("ab".into()));
+        assert_eq!(whole("(a|ab)(c|bcd)", "abcd"), Some("abcd".into()));
+        let c = find("(a|ab)(c|bcd)", "abcd").unwrap();
+        assert_eq!(c[1], Some("a".into()));
+        assert_eq!(c[2], Some("bcd".into()));
+    }
+
+    #[test]
+    fn posix_submatch_prefers_longest_first_element() {
+        let c = find("(a|ab)(bc|c)", "abc").unwrap();
+        assert_eq!(c[1], Some("ab".into()));
+        assert_eq!(c[2], Some("c".into()));
+    }
+
+    #[test]
+    fn newline_semantics() {
+        assert_eq!(whole("a.*", "abc\ndef"), Some("abc".into()));
+        assert_eq!(whole("[^x]+", "ab\ncd"), Some("ab".into()));
+        assert_eq!(whole("c$", "abc\ndef"), Some("c".into()));
+        assert_eq!(whole("^d", "abc\ndef"), Some("d".into()));
+        assert_eq!(whole("^a", "bab"), None);
+    }
+
+    #[test]
+    fn repetition_and_classes() {
+        assert_eq!(whole("[[:digit:]]+", "ab 123 c"), Some("123".into()));
+        assert_eq!(whole("x{2,3}", "xxxxx"), Some("xxx".into()));
+        assert_eq!(whole("(ab)*c", "ababc"), Some("ababc".into()));
+        assert_eq!(find("(ab)*c", "ababc").unwrap()[1], Some("ab".into()));
+        assert_eq!(whole("(a*)*b", "aab"), Some("aab".into()));
+        assert_eq!(whole("\\d+", "42"), None);
+        assert_eq!(whole("\\d+", "dd"), Some("dd".into()));
+    }
+
+    #[test]
+    fn backreferences() {
+        assert_eq!(whole("([a-z]+) \\1", "foo bar bar"), Some("bar bar".into()));
+        assert_eq!(whole("(a+)x\\1", "aaxa aaxaa"), Some("axa".into()));
+        assert_eq!(whole("(a|ab)\\1", "abab"), Some("abab".into()));
+    }
+
+    #[test]
+    fn case_folding() {
+        let re = PosixRegex::new(b"ab[c-d]", true).unwrap();
+        assert!(re.find(b"xABD").is_some());
+    }
+}
