@@ -129,16 +129,17 @@ impl Driver<'_> {
             None => vec![0..self.text.len()],
         };
         let mut ok = true;
+        let last = ranges.len() - 1;
         for (i, range) in ranges.into_iter().enumerate() {
             if i > 0 {
                 writeln!(out, "{}", self.opts.output_split_marker).map_err(write_error)?;
             }
-            ok &= self.process_chunk(range, out)?;
+            ok &= self.process_chunk(range, out, i == last)?;
         }
         Ok(ok)
     }
 
-    fn process_chunk(&mut self, range: std::ops::Range<usize>, out: &mut dyn Write) -> Result<bool, String> {
+    fn process_chunk(&mut self, range: std::ops::Range<usize>, out: &mut dyn Write, last: bool) -> Result<bool, String> {
         let mut ctx = Context::new(self.registry.clone());
         ctx.allow_unregistered = self.opts.allow_unregistered;
         let file = ctx.sources.add(self.name.clone(), self.text.clone());
@@ -162,6 +163,10 @@ impl Driver<'_> {
             let popts = PrintOptions { generic: self.opts.print_generic, debug_info: self.opts.print_debuginfo };
             print_op_to(&ctx, m, popts, out).map_err(write_error)?;
             self.timing.add(0, "Output", t.elapsed());
+        }
+        if last {
+            // The process ends right after the last chunk: let the OS reclaim the IR instead of freeing it op by op.
+            std::mem::forget(ctx);
         }
         Ok(ok)
     }

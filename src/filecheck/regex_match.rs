@@ -57,13 +57,38 @@ impl PosixRegex {
     }
 }
 
-/// Sorted, disjoint, inclusive intervals of positions.
+/// Sorted, disjoint, non-adjacent, inclusive intervals of positions.
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
 struct Ivs(Vec<(usize, usize)>);
 
 impl Ivs {
     fn one(p: usize) -> Self {
         Ivs(vec![(p, p)])
+    }
+
+    /// Normalizes arbitrary intervals (sorts and merges).
+    fn from_intervals(mut v: Vec<(usize, usize)>) -> Self {
+        v.sort_unstable();
+        let mut out: Vec<(usize, usize)> = Vec::with_capacity(v.len());
+        for (lo, hi) in v {
+            match out.last_mut() {
+                Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
+                _ => out.push((lo, hi)),
+            }
+        }
+        Ivs(out)
+    }
+
+    /// Builds a set from ascending positions.
+    fn from_sorted(positions: impl Iterator<Item = usize>) -> Self {
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for p in positions {
+            match out.last_mut() {
+                Some(last) if p <= last.1 + 1 => last.1 = last.1.max(p),
+                _ => out.push((p, p)),
+            }
+        }
+        Ivs(out)
     }
 
     fn is_empty(&self) -> bool {
@@ -75,27 +100,16 @@ impl Ivs {
     }
 
     fn contains(&self, p: usize) -> bool {
-        self.0.iter().any(|&(lo, hi)| lo <= p && p <= hi)
+        let i = self.0.partition_point(|&(_, hi)| hi < p);
+        self.0.get(i).is_some_and(|&(lo, _)| lo <= p)
     }
 
     fn positions(&self) -> impl DoubleEndedIterator<Item = usize> + '_ {
         self.0.iter().flat_map(|&(lo, hi)| lo..=hi)
     }
 
-    fn union(&mut self, other: &Ivs) {
-        if other.is_empty() {
-            return;
-        }
-        let mut all: Vec<(usize, usize)> = self.0.iter().chain(&other.0).copied().collect();
-        all.sort_unstable();
-        let mut out: Vec<(usize, usize)> = Vec::with_capacity(all.len());
-        for (lo, hi) in all {
-            match out.last_mut() {
-                Some(last) if lo <= last.1 + 1 => last.1 = last.1.max(hi),
-                _ => out.push((lo, hi)),
-            }
-        }
-        self.0 = out;
+    fn union(&self, other: &Ivs) -> Ivs {
+        Ivs::from_intervals(self.0.iter().chain(&other.0).copied().collect())
     }
 
     fn minus(&self, other: &Ivs) -> Ivs {
@@ -122,13 +136,14 @@ impl Ivs {
     }
 }
 
-/// Memoized end-set computation for one haystack.
+/// End-set computation for one haystack: `step(node, S)` is the set of positions where `node`
+/// can end when started at any position of `S` (a forward NFA simulation over position sets).
 struct Engine<'a> {
     ere: &'a Ere,
     hay: &'a [u8],
     memo: HashMap<(NodeId, usize), Rc<Ivs>>,
     seq_memo: HashMap<(NodeId, usize, usize), Rc<Ivs>>,
-    rep_memo: HashMap<(NodeId, u32, Option<u32>, usize), Rc<Ivs>>,
+    run_end: HashMap<(NodeId, usize), usize>,
 }
 
 impl<'a> Engine<'a> {
@@ -138,7 +153,7 @@ impl<'a> Engine<'a> {
             hay,
             memo: HashMap::new(),
             seq_memo: HashMap::new(),
-            rep_memo: HashMap::new(),
+            run_end: HashMap::new(),
         }
     }
 
@@ -166,114 +181,122 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// All positions where `id` can end when started at `pos`.
+    /// All positions where `id` can end when started at `pos` (memoized).
     fn ends(&mut self, id: NodeId, pos: usize) -> Rc<Ivs> {
         if let Some(r) = self.memo.get(&(id, pos)) {
             return r.clone();
         }
-        let ere = self.ere;
-        let r = match &ere.nodes[id] {
-            Node::Empty => Ivs::one(pos),
-            Node::Set(set) => match self.hay.get(pos) {
-                Some(&b) if set.contains(b) => Ivs::one(pos + 1),
-                _ => Ivs::default(),
-            },
-            n @ (Node::Bol | Node::Eol | Node::Bow | Node::Eow) => {
-                if self.assertion_holds(n, pos) {
-                    Ivs::one(pos)
-                } else {
-                    Ivs::default()
-                }
-            }
-            Node::Group(_, inner) => return self.ends(*inner, pos),
-            Node::Concat(_) => return self.seq_ends(id, 0, pos),
-            Node::Alt(alts) => {
-                let mut acc = Ivs::default();
-                for &a in alts {
-                    acc.union(&self.ends(a, pos));
-                }
-                acc
-            }
-            Node::Repeat { inner, min, max } => return self.rep_ends(*inner, *min, *max, pos),
-            Node::Backref(_) => Ivs::default(),
-        };
-        let r = Rc::new(r);
+        let r = Rc::new(self.step(id, &Ivs::one(pos)));
         self.memo.insert((id, pos), r.clone());
         r
     }
 
-    /// End positions of children `k..` of the concatenation `id`, started at `pos`.
-    fn seq_ends(&mut self, id: NodeId, k: usize, pos: usize) -> Rc<Ivs> {
-        let ere = self.ere;
-        let Node::Concat(children) = &ere.nodes[id] else {
-            unreachable!("seq_ends on a non-sequence")
-        };
-        if k == children.len() {
-            return Rc::new(Ivs::one(pos));
-        }
+    /// End positions of children `k..` of the concatenation `id`, started at `pos` (memoized).
+    fn seq_from(&mut self, id: NodeId, k: usize, pos: usize) -> Rc<Ivs> {
         if let Some(r) = self.seq_memo.get(&(id, k, pos)) {
             return r.clone();
         }
-        let first = self.ends(children[k], pos);
-        let mut acc = Ivs::default();
-        for p in first.positions() {
-            acc.union(&self.seq_ends(id, k + 1, p));
-        }
-        let r = Rc::new(acc);
+        let r = Rc::new(self.step_seq(id, k, Ivs::one(pos)));
         self.seq_memo.insert((id, k, pos), r.clone());
         r
     }
 
-    /// End positions of `inner{min,max}` started at `pos`.
-    fn rep_ends(&mut self, inner: NodeId, min: u32, max: Option<u32>, pos: usize) -> Rc<Ivs> {
-        if let Some(r) = self.rep_memo.get(&(inner, min, max, pos)) {
-            return r.clone();
-        }
-        let r = Rc::new(match &self.ere.nodes[inner] {
-            Node::Set(set) => self.run_ends(*set, min, max, pos),
-            _ => self.rep_ends_general(inner, min, max, pos),
-        });
-        self.rep_memo.insert((inner, min, max, pos), r.clone());
-        r
-    }
-
-    /// Fast path for a repeated byte set: the ends form one interval.
-    fn run_ends(&self, set: regex_posix::ByteSet, min: u32, max: Option<u32>, pos: usize) -> Ivs {
-        let limit = max.map_or(usize::MAX, |m| m as usize);
-        let run = self.hay[pos.min(self.hay.len())..]
-            .iter()
-            .take(limit)
-            .take_while(|&&b| set.contains(b))
-            .count();
-        if run < min as usize {
+    /// All positions where `id` can end when started anywhere in `starts`.
+    fn step(&mut self, id: NodeId, starts: &Ivs) -> Ivs {
+        if starts.is_empty() {
             return Ivs::default();
         }
-        Ivs(vec![(pos + min as usize, pos + run)])
+        let ere = self.ere;
+        match &ere.nodes[id] {
+            Node::Empty => starts.clone(),
+            Node::Set(set) => {
+                let hay = self.hay;
+                Ivs::from_sorted(starts.positions().filter(|&p| hay.get(p).is_some_and(|&b| set.contains(b))).map(|p| p + 1))
+            }
+            n @ (Node::Bol | Node::Eol | Node::Bow | Node::Eow) => {
+                Ivs::from_sorted(starts.positions().filter(|&p| self.assertion_holds(n, p)))
+            }
+            Node::Group(_, inner) => self.step(*inner, starts),
+            Node::Concat(_) => self.step_seq(id, 0, starts.clone()),
+            Node::Alt(alts) => {
+                let mut all = Vec::new();
+                for &a in alts {
+                    all.extend(self.step(a, starts).0);
+                }
+                Ivs::from_intervals(all)
+            }
+            Node::Repeat { inner, min, max } => self.step_repeat(*inner, *min, *max, starts),
+            Node::Backref(_) => Ivs::default(),
+        }
     }
 
-    fn rep_ends_general(&mut self, inner: NodeId, min: u32, max: Option<u32>, pos: usize) -> Ivs {
-        let mut result = Ivs::default();
-        let mut frontier = Ivs::one(pos);
-        let mut k = 0u32;
-        loop {
-            if k >= min {
-                frontier = frontier.minus(&result);
-                if frontier.is_empty() {
-                    break;
-                }
-                result.union(&frontier);
-            }
-            if max == Some(k) || frontier.is_empty() {
+    fn step_seq(&mut self, id: NodeId, k: usize, mut cur: Ivs) -> Ivs {
+        let ere = self.ere;
+        let Node::Concat(children) = &ere.nodes[id] else {
+            unreachable!("step_seq on a non-sequence")
+        };
+        for &c in &children[k..] {
+            cur = self.step(c, &cur);
+            if cur.is_empty() {
                 break;
             }
-            let mut next = Ivs::default();
-            for p in frontier.positions() {
-                next.union(&self.ends(inner, p));
-            }
-            frontier = next;
+        }
+        cur
+    }
+
+    fn step_repeat(&mut self, inner: NodeId, min: u32, max: Option<u32>, starts: &Ivs) -> Ivs {
+        if let Node::Set(set) = &self.ere.nodes[inner] {
+            return self.step_run(inner, *set, min, max, starts);
+        }
+        let mut frontier = starts.clone();
+        for _ in 0..min {
+            frontier = self.step(inner, &frontier);
+        }
+        let mut result = frontier.clone();
+        let mut k = min;
+        while !frontier.is_empty() && max.is_none_or(|m| k < m) {
+            frontier = self.step(inner, &frontier).minus(&result);
+            result = result.union(&frontier);
             k += 1;
         }
         result
+    }
+
+    /// Fast path for a repeated byte set, using cached run lengths.
+    fn step_run(&mut self, id: NodeId, set: regex_posix::ByteSet, min: u32, max: Option<u32>, starts: &Ivs) -> Ivs {
+        let (min, max) = (min as usize, max.map(|m| m as usize));
+        let mut out = Vec::new();
+        if min == 0 && max.is_none() {
+            for &(lo, hi) in &starts.0 {
+                out.push((lo, hi.max(self.run_end(id, set, hi))));
+            }
+            return Ivs::from_intervals(out);
+        }
+        for p in starts.positions() {
+            let end = self.run_end(id, set, p);
+            let end = max.map_or(end, |m| end.min(p + m));
+            if end - p >= min {
+                out.push((p + min, end));
+            }
+        }
+        Ivs::from_intervals(out)
+    }
+
+    /// The first position at or after `pos` whose byte is not in `set`.
+    fn run_end(&mut self, id: NodeId, set: regex_posix::ByteSet, pos: usize) -> usize {
+        if let Some(&e) = self.run_end.get(&(id, pos)) {
+            return e;
+        }
+        let hay = self.hay;
+        let mut e = pos.min(hay.len());
+        while e < hay.len() && set.contains(hay[e]) {
+            e += 1;
+        }
+        for p in pos..e {
+            self.run_end.insert((id, p), e);
+        }
+        self.run_end.insert((id, pos), e);
+        e
     }
 
     /// Assigns capture groups inside `id`, which matches exactly `[a, b)`.
@@ -295,6 +318,7 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// Each element takes the longest span that still lets the rest match up to `b`.
     fn dissect_seq(&mut self, id: NodeId, n: usize, a: usize, b: usize, caps: &mut Captures) {
         let ere = self.ere;
         let Node::Concat(children) = &ere.nodes[id] else {
@@ -310,22 +334,15 @@ impl<'a> Engine<'a> {
             let chosen = cands
                 .positions()
                 .rev()
-                .find(|&m| m <= b && self.seq_ends(id, k + 1, m).contains(b));
+                .find(|&m| m <= b && self.seq_from(id, k + 1, m).contains(b));
             let Some(m) = chosen else { return };
             self.dissect(children[k], p, m, caps);
             p = m;
         }
     }
 
-    fn dissect_rep(
-        &mut self,
-        inner: NodeId,
-        min: u32,
-        max: Option<u32>,
-        a: usize,
-        b: usize,
-        caps: &mut Captures,
-    ) {
+    /// Iterations take the longest span that still lets the remaining iterations reach `b`.
+    fn dissect_rep(&mut self, inner: NodeId, min: u32, max: Option<u32>, a: usize, b: usize, caps: &mut Captures) {
         let mut p = a;
         let mut count = 0u32;
         while !(p == b && count >= min) && max != Some(count) {
@@ -333,9 +350,7 @@ impl<'a> Engine<'a> {
             let rmax = max.map(|m| m - count - 1);
             let cands = self.ends(inner, p);
             let chosen = cands.positions().rev().find(|&m| {
-                m <= b
-                    && (m > p || count < min)
-                    && self.rep_ends(inner, rmin, rmax, m).contains(b)
+                m <= b && (m > p || count < min) && self.step_repeat(inner, rmin, rmax, &Ivs::one(m)).contains(b)
             });
             let Some(m) = chosen else { return };
             self.dissect(inner, p, m, caps);

@@ -147,7 +147,11 @@ impl<'s> ParseState<'s, '_> {
     }
 
     /// `tensor<dims x elem, encoding>`.
-    pub fn tensor_type(&mut self, dims: Option<&str>, elem: TypeId, encoding: Option<AttrId>, offset: usize) -> TypeId {
+    pub fn tensor_type(&mut self, dims: Option<&'s str>, elem: TypeId, encoding: Option<AttrId>, offset: usize) -> TypeId {
+        let key = (dims.unwrap_or(""), elem, encoding);
+        if let Some(&t) = self.tensor_cache().get(&key) {
+            return t;
+        }
         let mut shape = Vec::new();
         for d in dims.unwrap_or("").split('x').filter(|d| !d.is_empty()) {
             match d.parse::<u64>() {
@@ -158,7 +162,9 @@ impl<'s> ParseState<'s, '_> {
         if matches!(self.ctx.type_kind(elem), TypeKind::Function { .. } | TypeKind::Tensor { .. }) {
             self.error(offset, "invalid tensor element type");
         }
-        self.ctx.ty(TypeKind::Tensor { shape: shape.into(), elem, encoding })
+        let ty = self.ctx.ty(TypeKind::Tensor { shape: shape.into(), elem, encoding });
+        self.tensor_cache().insert(key, ty);
+        ty
     }
 
     /// `!alias`, `!dialect.name` or `!dialect.name<body>`.

@@ -45,11 +45,59 @@ pub(super) struct Forward<'s> {
     pub offset: usize,
 }
 
+/// Definitions of one scope. Names of the form `%N` (what the printer writes) live in a dense table indexed by
+/// `N`; other names in a hash map.
+#[derive(Default)]
+struct Names<'s> {
+    numbered: Vec<Option<(ValueId, u32, u32)>>,
+    named: FxHashMap<&'s str, (ValueId, u32, u32)>,
+}
+
+/// Largest `N` kept in the dense table beyond the table's current size (larger ones go to the hash map).
+const DENSE_SLACK: usize = 1 << 16;
+
+impl<'s> Names<'s> {
+    fn index(name: &str) -> Option<usize> {
+        let digits = name.strip_prefix('%')?;
+        if digits.is_empty() || digits.len() > 9 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
+
+    fn get(&self, name: &str) -> Option<(ValueId, u32, usize)> {
+        let found = match Self::index(name) {
+            Some(i) if i < self.numbered.len() => self.numbered[i],
+            _ => self.named.get(name).copied(),
+        };
+        found.map(|(v, c, o)| (v, c, o as usize))
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn insert(&mut self, name: &'s str, entry: (ValueId, u32, usize)) {
+        let entry = (entry.0, entry.1, entry.2 as u32);
+        match Self::index(name) {
+            Some(i) if i < self.numbered.len() + DENSE_SLACK => {
+                if i >= self.numbered.len() {
+                    self.numbered.resize(i + 1, None);
+                }
+                self.numbered[i] = Some(entry);
+            }
+            _ => {
+                self.named.insert(name, entry);
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct Scope<'s> {
     region: Option<RegionId>,
     block: Option<BlockId>,
-    values: FxHashMap<&'s str, (ValueId, u32, usize)>,
+    values: Names<'s>,
     forward: FxHashMap<&'s str, Forward<'s>>,
     blocks: FxHashMap<&'s str, (BlockId, bool, usize)>,
 }
@@ -70,6 +118,8 @@ pub struct ParseState<'s, 'c> {
     pub(super) pending_loc_aliases: Vec<(Loc, &'s str, usize)>,
     /// Number of syntax errors (after one, name-resolution errors may be cascades and are not reported).
     pub syntax_errors: usize,
+    tensor_types: FxHashMap<(&'s str, TypeId, Option<AttrId>), TypeId>,
+    op_names: FxHashMap<&'s str, Symbol>,
 }
 
 impl<'s, 'c> ParseState<'s, 'c> {
@@ -88,6 +138,8 @@ impl<'s, 'c> ParseState<'s, 'c> {
             loc_aliases: FxHashMap::default(),
             pending_loc_aliases: Vec::new(),
             syntax_errors: 0,
+            tensor_types: FxHashMap::default(),
+            op_names: FxHashMap::default(),
         }
     }
 
@@ -199,7 +251,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
     fn lookup(&self, name: &str) -> Option<(ValueId, usize)> {
         let (base, index) = split_use(name);
         for scope in self.scopes.iter().rev() {
-            if let Some(&(first, count, offset)) = scope.values.get(base) {
+            if let Some((first, count, offset)) = scope.values.get(base) {
                 if index >= count {
                     return None;
                 }
@@ -216,7 +268,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
             return Some(v);
         }
         let (base, index) = split_use(name);
-        if index > 0 && self.scopes.iter().rev().any(|s| s.values.contains_key(base)) {
+        if index > 0 && self.scopes.iter().rev().any(|s| s.values.contains(base)) {
             self.error(offset, format!("reference to invalid result number in '{name}'"));
             return None;
         }
@@ -251,7 +303,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
             self.error(offset, format!("invalid SSA value name '{name}' in a definition"));
             return;
         }
-        if let Some(&(_, _, prev)) = self.scope().values.get(name) {
+        if let Some((_, _, prev)) = self.scope().values.get(name) {
             let d = Diagnostic::error(self.loc_at(offset), format!("redefinition of SSA value '{name}'"))
                 .with_note(self.loc_at(prev), "previously defined here");
             self.diags.push(d);
@@ -340,6 +392,11 @@ impl<'s, 'c> ParseState<'s, 'c> {
         }
     }
 
+    /// Mutable access for the literal actions' caches.
+    pub(super) fn tensor_cache(&mut self) -> &mut FxHashMap<(&'s str, TypeId, Option<AttrId>), TypeId> {
+        &mut self.tensor_types
+    }
+
     /// The ops parsed at top level, in order, and the region holding them.
     pub(super) fn top_level(&self) -> RegionId {
         self.scopes[0].region.expect("top scope has a region")
@@ -347,13 +404,18 @@ impl<'s, 'c> ParseState<'s, 'c> {
 
     // ----- ops -----
 
-    fn op_name(&mut self, quoted: &str, offset: usize) -> Symbol {
+    fn op_name(&mut self, quoted: &'s str, offset: usize) -> Symbol {
+        if let Some(&sym) = self.op_names.get(quoted) {
+            return sym;
+        }
         let text = super::literals::unescape(quoted).unwrap_or_else(|e| {
             self.error(offset, e);
             String::new()
         });
         self.check_dialect_known(&text, offset);
-        self.ctx.sym(&text)
+        let sym = self.ctx.sym(&text);
+        self.op_names.insert(quoted, sym);
+        sym
     }
 
     fn check_dialect_known(&mut self, name: &str, offset: usize) {

@@ -170,9 +170,35 @@ impl<'s> Iterator for Tokens<'s> {
     type Item = Result<Spanned<'s>, Diagnostic>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if let Some(t) = self.out.pop_front() {
+            return Some(Ok(t));
+        }
+        if let Some(t) = self.fast_path() {
+            return Some(Ok(t));
+        }
         while self.out.is_empty() && !self.done {
             self.produce();
         }
         self.out.pop_front().map(Ok)
+    }
+}
+
+impl<'s> Tokens<'s> {
+    /// Outside pretty ops, most tokens need no look-ahead or bookkeeping beyond the bracket depth.
+    fn fast_path(&mut self) -> Option<Spanned<'s>> {
+        if self.done || !self.open_ops.is_empty() || !self.lookahead.is_empty() {
+            return None;
+        }
+        let tok = self.lex_one()?;
+        let simple = match tok.1 {
+            Token::BareId(w) => !w.contains('.'),
+            t => !t.is_opener() && !t.is_closer(),
+        };
+        if simple {
+            self.prev_end = tok.2;
+            return Some(tok);
+        }
+        self.lookahead.push_front(tok);
+        None
     }
 }
