@@ -412,20 +412,26 @@ impl<'s> ParseState<'s, '_> {
                 return self.ctx.empty_dict();
             }
             Some(DenseTree::Hex(text, off)) => self.dense_hex(text, &elem, count, off),
-            Some(tree) if !matches!(tree, DenseTree::List(_)) => DenseData::Splat(self.dense_elem(&tree, &elem)),
             Some(tree) => {
                 let mut elems = Vec::new();
-                if let Err(msg) = self.flatten_dense(&tree, &shape, &elem, &mut elems) {
+                let flat = match &tree {
+                    DenseTree::List(_) => self.flatten_dense(&tree, &shape, &elem, &mut elems),
+                    scalar => dense_elem(scalar, &elem).map(|e| elems.push(e)).map_err(|(_, m)| m),
+                };
+                if let Err(msg) = flat {
                     self.error(offset, msg);
                     return self.ctx.empty_dict();
                 }
-                canonical_dense(elems)
+                match tree {
+                    DenseTree::List(_) => canonical_dense(elems),
+                    _ => DenseData::Splat(elems[0]),
+                }
             }
         };
         self.ctx.attr(Attr::Dense { ty, data })
     }
 
-    fn flatten_dense(&mut self, tree: &DenseTree<'s>, shape: &[u64], elem: &TypeKind, out: &mut Vec<DenseElem>) -> Result<(), String> {
+    fn flatten_dense(&self, tree: &DenseTree<'s>, shape: &[u64], elem: &TypeKind, out: &mut Vec<DenseElem>) -> Result<(), String> {
         match (tree, shape.split_first()) {
             (DenseTree::List(items), Some((&n, rest))) => {
                 if items.len() as u64 != n {
@@ -436,42 +442,9 @@ impl<'s> ParseState<'s, '_> {
             (DenseTree::List(_), None) => Err("dense attribute nesting is deeper than the tensor rank".into()),
             (_, Some(_)) => Err("dense attribute nesting does not match the tensor shape".into()),
             (scalar, None) => {
-                out.push(self.dense_elem(scalar, elem));
+                out.push(dense_elem(scalar, elem).map_err(|(_, m)| m)?);
                 Ok(())
             }
-        }
-    }
-
-    fn dense_elem(&mut self, tree: &DenseTree<'s>, elem: &TypeKind) -> DenseElem {
-        match (tree, elem) {
-            (DenseTree::Bool(b), TypeKind::Int(1)) => DenseElem::Bool(*b),
-            (DenseTree::Int(t, neg, off), TypeKind::Int(1)) => {
-                let v = parse_u128(t).unwrap_or(2);
-                if v > 1 || *neg {
-                    self.error(*off, "integer constant out of range for i1 element");
-                }
-                DenseElem::Bool(v == 1)
-            }
-            (DenseTree::Int(t, neg, off), TypeKind::Int(_) | TypeKind::Index) => {
-                let v = parse_u128(t).unwrap_or_else(|| {
-                    self.error(*off, "integer constant out of range");
-                    0
-                }) as i128;
-                DenseElem::Int(if *neg { -v } else { v })
-            }
-            (DenseTree::Float(t, neg, _), TypeKind::Float(k)) => {
-                let v: f64 = t.parse().unwrap_or(0.0);
-                DenseElem::Float(float_bits::round_to(*k, if *neg { -v } else { v }).to_bits())
-            }
-            (DenseTree::Int(_, _, off), TypeKind::Float(_)) => {
-                self.error(*off, "expected floating-point elements, but parsed integer");
-                DenseElem::Float(0)
-            }
-            (DenseTree::Float(_, _, off), _) => {
-                self.error(*off, "expected integer elements, but parsed floating-point");
-                DenseElem::Int(0)
-            }
-            _ => DenseElem::Int(0),
         }
     }
 
@@ -517,6 +490,29 @@ impl<'s> ParseState<'s, '_> {
         let map = AffineMap { num_dims: ast.dims.len() as u32, num_symbols: ast.syms.len() as u32, results };
         self.ctx.affine_map_attr(map)
     }
+}
+
+/// Converts one scalar of a dense literal to the element type; errors carry the scalar's offset.
+fn dense_elem(tree: &DenseTree<'_>, elem: &TypeKind) -> Result<DenseElem, (usize, String)> {
+    Ok(match (tree, elem) {
+        (DenseTree::Bool(b), TypeKind::Int(1)) => DenseElem::Bool(*b),
+        (DenseTree::Int(t, neg, off), TypeKind::Int(1)) => match (parse_u128(t), neg) {
+            (Some(v @ (0 | 1)), false) => DenseElem::Bool(v == 1),
+            _ => return Err((*off, "integer constant out of range for i1 element".into())),
+        },
+        (DenseTree::Int(t, neg, off), TypeKind::Int(_) | TypeKind::Index) => {
+            let v = parse_u128(t).ok_or((*off, "integer constant out of range".to_string()))? as i128;
+            DenseElem::Int(if *neg { -v } else { v })
+        }
+        (DenseTree::Float(t, neg, _), TypeKind::Float(k)) => {
+            let v: f64 = t.parse().unwrap_or(0.0);
+            DenseElem::Float(float_bits::round_to(*k, if *neg { -v } else { v }).to_bits())
+        }
+        (DenseTree::Int(_, _, off), TypeKind::Float(_)) => return Err((*off, "expected floating-point elements, but parsed integer".into())),
+        (DenseTree::Float(_, _, off), _) => return Err((*off, "expected integer elements, but parsed floating-point".into())),
+        (DenseTree::Bool(_), _) => return Err((0, "boolean elements require an i1 element type".into())),
+        _ => return Err((0, "unsupported dense element type".into())),
+    })
 }
 
 fn hex_elem(bytes: &[u8], elem: &TypeKind) -> DenseElem {
