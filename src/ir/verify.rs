@@ -98,16 +98,16 @@ impl<'c> Verifier<'c> {
         self.diags.len() == before
     }
 
+    /// A registered dialect never accepts unknown ops; an unregistered dialect's ops pass only with the flag.
     fn verify_unregistered(&mut self, op: OpId) {
-        if self.ctx.allow_unregistered {
-            return;
-        }
         let name = self.ctx.op_name(op);
         let dialect = dialect_of(name);
         let msg = if self.ctx.registry.dialect(dialect).is_some() {
             format!("unregistered operation '{name}' found in dialect ('{dialect}') that does not allow unknown operations")
+        } else if self.ctx.allow_unregistered {
+            return;
         } else {
-            format!("operation '{name}' belongs to the unregistered dialect '{dialect}'; use --allow-unregistered-dialect to accept it")
+            format!("operation '{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it")
         };
         let loc = self.ctx.body.op(op).loc;
         self.diags.push(Diagnostic::error(loc, msg));
