@@ -318,14 +318,23 @@ impl<'s, 'c> ParseState<'s, 'c> {
             let keys = if i == 0 { vec![name.to_string(), format!("{name}#0")] } else { vec![format!("{name}#{i}")] };
             for key in keys {
                 if let Some(f) = self.scope().forward.remove(key.as_str()) {
-                    self.resolve_forward(f, value);
+                    self.resolve_forward(f, value, offset);
                 }
             }
         }
     }
 
-    fn resolve_forward(&mut self, f: Forward<'s>, value: ValueId) {
-        self.check_use_type(f.name, value, Some(self.ctx.body.value_type(f.value)), f.offset, f.offset);
+    /// Replaces the placeholder of a forward reference by its definition, which must have the type the uses
+    /// stated (reported at the definition, with a note at the first use, as MLIR does).
+    fn resolve_forward(&mut self, f: Forward<'s>, value: ValueId, def_offset: usize) {
+        let (used, defined) = (self.ctx.body.value_type(f.value), self.ctx.body.value_type(value));
+        if used != defined {
+            let (base, index) = split_use(f.name);
+            let msg = format!("definition of SSA value '{base}#{index}' has type '{}'", type_to_string(self.ctx, defined));
+            let note = format!("previously used here with type '{}'", type_to_string(self.ctx, used));
+            let d = Diagnostic::error(self.loc_at(def_offset), msg).with_note(self.loc_at(f.offset), note);
+            self.diags.push(d);
+        }
         self.ctx.body.replace_all_uses(f.value, value);
     }
 
@@ -333,10 +342,10 @@ impl<'s, 'c> ParseState<'s, 'c> {
     fn adopt_pending(&mut self, region: ParsedRegion) {
         let Some(list) = self.pending.get_mut(region.pending as usize) else { return };
         for f in std::mem::take(list) {
-            if let Some((v, _)) = self.lookup(f.name) {
-                self.resolve_forward(f, v);
+            if let Some((v, def_offset)) = self.lookup(f.name) {
+                self.resolve_forward(f, v, def_offset);
             } else if let Some(existing) = self.scope().forward.get(f.name).copied() {
-                self.resolve_forward(f, existing.value);
+                self.resolve_forward(f, existing.value, existing.offset);
             } else {
                 self.scope().forward.insert(f.name, f);
             }
@@ -367,7 +376,13 @@ impl<'s, 'c> ParseState<'s, 'c> {
         let mut rest = Vec::new();
         for f in forwards {
             match args.iter().position(|a| a.name == f.name) {
-                Some(i) => self.resolve_forward(f, values[i]),
+                Some(i) => {
+                    let offset = match args[i].loc {
+                        Loc::Source { offset, .. } => offset as usize - self.base,
+                        _ => f.offset,
+                    };
+                    self.resolve_forward(f, values[i], offset)
+                }
                 None => rest.push(f),
             }
         }
