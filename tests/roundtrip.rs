@@ -45,6 +45,9 @@ fn round_trip(chunk: &str, origin: &str) -> bool {
         let second = print(&ctx2, module2, generic);
         assert_eq!(first, second, "{origin}: print(parse(print(x))) differs from print(x) (generic = {generic})");
     }
+    // The pretty form carries the same IR as the generic form.
+    let (pretty_ctx, pretty_module) = parse(&print(&ctx, module, false)).expect("pretty form parses");
+    assert_eq!(print(&pretty_ctx, pretty_module, true), print(&ctx, module, true), "{origin}: pretty and generic forms differ");
     true
 }
 

@@ -72,7 +72,12 @@ fn is_part_of_word(c: u8) -> bool {
 
 /// LLVM's `FindCheckType` for `prefix` found at `pos`. Returns the kind and the offset after
 /// the directive's colon (or where an error should point).
-fn find_check_type(text: &[u8], pos: usize, prefix: &str, is_comment: bool) -> (Found, Option<usize>) {
+fn find_check_type(
+    text: &[u8],
+    pos: usize,
+    prefix: &str,
+    is_comment: bool,
+) -> (Found, Option<usize>) {
     if text.len() - pos <= prefix.len() {
         return (Found::None, None);
     }
@@ -108,7 +113,9 @@ fn find_suffix(text: &[u8], mut r: usize) -> (Found, Option<usize>) {
     if rest.starts_with(b"COUNT-") {
         r += 6;
         let digits = text[r..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let count: Option<u64> = std::str::from_utf8(&text[r..r + digits]).ok().and_then(|s| s.parse().ok());
+        let count: Option<u64> = std::str::from_utf8(&text[r..r + digits])
+            .ok()
+            .and_then(|s| s.parse().ok());
         r += digits;
         let ok_count = count.filter(|&c| c > 0 && c <= i32::MAX as u64);
         let next = text.get(r).copied();
@@ -124,8 +131,14 @@ fn find_suffix(text: &[u8], mut r: usize) -> (Found, Option<usize>) {
         };
     }
     const BAD_NOT: [&[u8]; 8] = [
-        b"DAG-NOT:", b"NOT-DAG:", b"NEXT-NOT:", b"NOT-NEXT:", b"SAME-NOT:", b"NOT-SAME:",
-        b"EMPTY-NOT:", b"NOT-EMPTY:",
+        b"DAG-NOT:",
+        b"NOT-DAG:",
+        b"NEXT-NOT:",
+        b"NOT-NEXT:",
+        b"SAME-NOT:",
+        b"NOT-SAME:",
+        b"EMPTY-NOT:",
+        b"NOT-EMPTY:",
     ];
     if BAD_NOT.iter().any(|p| rest.starts_with(p)) {
         return (Found::BadNot, Some(r));
@@ -187,8 +200,9 @@ struct PrefixMatcher<'t, 'p> {
 
 impl<'t, 'p> PrefixMatcher<'t, 'p> {
     fn new(text: &'t [u8], prefixes: Vec<&'p str>) -> Self {
-        let mut prefixes: Vec<(&str, Option<usize>)> = prefixes.into_iter().map(|p| (p, Some(0))).collect();
-        prefixes.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        let mut prefixes: Vec<(&str, Option<usize>)> =
+            prefixes.into_iter().map(|p| (p, Some(0))).collect();
+        prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         let mut m = PrefixMatcher { text, prefixes };
         for i in 0..m.prefixes.len() {
             m.prefixes[i].1 = find(text, m.prefixes[i].0.as_bytes(), 0);
@@ -253,7 +267,12 @@ pub(crate) fn read_check_file(
 }
 
 /// Compiles the `--implicit-check-not` patterns, each in its own "command line" buffer.
-fn implicit_patterns(sm: &mut SourceMgr, opts: &ReadOptions<'_>, ctx: &mut Context, out: &mut String) -> (Vec<DagNot>, Vec<BufId>) {
+fn implicit_patterns(
+    sm: &mut SourceMgr,
+    opts: &ReadOptions<'_>,
+    ctx: &mut Context,
+    out: &mut String,
+) -> (Vec<DagNot>, Vec<BufId>) {
     let mut pats = Vec::new();
     let mut bufs = Vec::new();
     for p in opts.implicit_check_not {
@@ -308,7 +327,12 @@ impl<'o> Reader<'_, 'o> {
     }
 
     /// LLVM's `FindFirstMatchingPrefix`.
-    fn next_directive(&self, text: &[u8], matcher: &mut PrefixMatcher<'_, 'o>, cur: &mut usize) -> Option<Directive<'o>> {
+    fn next_directive(
+        &self,
+        text: &[u8],
+        matcher: &mut PrefixMatcher<'_, 'o>,
+        cur: &mut usize,
+    ) -> Option<Directive<'o>> {
         while *cur < text.len() {
             let (prefix, pos) = matcher.next(*cur)?;
             let preceded_by_word = pos > *cur && is_part_of_word(text[pos - 1]);
@@ -339,7 +363,12 @@ impl<'o> Reader<'_, 'o> {
         let text = self.sm.text(self.buf).to_vec();
         let text_len = text.len();
         let opts = self.opts;
-        let all: Vec<&'o str> = opts.check_prefixes.iter().chain(opts.comment_prefixes).map(String::as_str).collect();
+        let all: Vec<&'o str> = opts
+            .check_prefixes
+            .iter()
+            .chain(opts.comment_prefixes)
+            .map(String::as_str)
+            .collect();
         let mut matcher = PrefixMatcher::new(&text, all);
         let mut cur = 0;
         while let Some(d) = self.next_directive(&text, &mut matcher, &mut cur) {
@@ -362,12 +391,16 @@ impl<'o> Reader<'_, 'o> {
         let msg = match d.found {
             Found::Misspelled => {
                 let end = d.after.unwrap_or(cur);
-                let text = String::from_utf8_lossy(&self.sm.text(self.buf)[d.start..end]).into_owned();
+                let text =
+                    String::from_utf8_lossy(&self.sm.text(self.buf)[d.start..end]).into_owned();
                 let e = ErrorDiag::new(self.loc(d.start), format!("misspelled directive '{text}'"));
                 return Err(self.fail(e));
             }
             Found::BadNot => format!("unsupported -NOT combo on prefix '{}'", d.prefix),
-            Found::BadCount => format!("invalid count in -COUNT specification on prefix '{}'", d.prefix),
+            Found::BadCount => format!(
+                "invalid count in -COUNT specification on prefix '{}'",
+                d.prefix
+            ),
             _ => return Ok(()),
         };
         Err(self.fail(ErrorDiag::new(self.loc(cur), msg)))
@@ -389,7 +422,12 @@ impl<'o> Reader<'_, 'o> {
         ((cur, eol), eol)
     }
 
-    fn add_directive(&mut self, d: &Directive<'_>, ty: CheckType, pattern: (usize, usize)) -> Result<(), i32> {
+    fn add_directive(
+        &mut self,
+        d: &Directive<'_>,
+        ty: CheckType,
+        pattern: (usize, usize),
+    ) -> Result<(), i32> {
         let line = self.sm.line_col(self.loc(d.start)).0;
         let span = Span::new(self.sm.text(self.buf), self.buf, pattern.0, pattern.1);
         let mut parser = PatternParser {
@@ -402,7 +440,10 @@ impl<'o> Reader<'_, 'o> {
         };
         let start = self.loc(d.start);
         if ty.kind == CheckKind::Label && pat.has_variable() {
-            let msg = format!("found '{}-LABEL:' with variable definition or use", d.prefix);
+            let msg = format!(
+                "found '{}-LABEL:' with variable definition or use",
+                d.prefix
+            );
             return Err(self.fail(ErrorDiag::new(start, msg)));
         }
         let needs_previous = match ty.kind {
@@ -433,7 +474,12 @@ impl<'o> Reader<'_, 'o> {
     /// Every check prefix must be used (unless `--allow-unused-prefixes`); with the default
     /// prefix, `--implicit-check-not` alone is enough.
     fn check_prefixes_used(&mut self) -> Result<(), i32> {
-        let distinct: BTreeSet<&str> = self.opts.check_prefixes.iter().map(String::as_str).collect();
+        let distinct: BTreeSet<&str> = self
+            .opts
+            .check_prefixes
+            .iter()
+            .map(String::as_str)
+            .collect();
         let none_found = self.not_found.len() == distinct.len();
         let unused = !self.opts.allow_unused_prefixes && !self.not_found.is_empty();
         let implicit_ok = !self.opts.implicit_check_not.is_empty() && self.opts.default_prefix;
@@ -458,7 +504,12 @@ impl<'o> Reader<'_, 'o> {
         let line = text.iter().filter(|&&b| b == b'\n').count() + 2;
         let loc = self.loc(end.min(text.len()));
         let pat = Pattern::empty(CheckType::of(CheckKind::Eof), loc, Some(line));
-        let prefix = self.opts.check_prefixes.first().cloned().unwrap_or_default();
+        let prefix = self
+            .opts
+            .check_prefixes
+            .first()
+            .cloned()
+            .unwrap_or_default();
         let dag_not = std::mem::take(&mut self.dag_not);
         self.checks.push(CheckString {
             pat,

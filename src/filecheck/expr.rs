@@ -335,7 +335,11 @@ impl ExprParser<'_> {
         Ok((Expression { ast, format }, var))
     }
 
-    fn select_format(&self, explicit: Option<(Format, usize)>, ast: Option<&Ast>) -> PResult<Format> {
+    fn select_format(
+        &self,
+        explicit: Option<(Format, usize)>,
+        ast: Option<&Ast>,
+    ) -> PResult<Format> {
         let precision = explicit.map_or(0, |e| e.1);
         let mut format = match (explicit, ast) {
             (Some((f, _)), _) if f.is_set() => f,
@@ -406,16 +410,28 @@ impl ExprParser<'_> {
         Ok(Some((format, precision)))
     }
 
-    fn parse_top_expr(&mut self, mut expr: Span<'_>, legacy: bool, maybe_constraint: bool) -> PResult<Ast> {
+    fn parse_top_expr(
+        &mut self,
+        mut expr: Span<'_>,
+        legacy: bool,
+        maybe_constraint: bool,
+    ) -> PResult<Ast> {
         let outer = expr;
-        let allowed = if legacy { Operand::LineVar } else { Operand::Any };
+        let allowed = if legacy {
+            Operand::LineVar
+        } else {
+            Operand::Any
+        };
         let mut ast = self.parse_operand(&mut expr, allowed, maybe_constraint)?;
         while !expr.is_empty() {
             ast = self.parse_binop(outer, &mut expr, ast, legacy)?;
             if legacy && !expr.is_empty() {
                 return err(
                     expr.loc(),
-                    format!("unexpected characters at end of expression '{}'", expr.string()),
+                    format!(
+                        "unexpected characters at end of expression '{}'",
+                        expr.string()
+                    ),
                 );
             }
         }
@@ -486,7 +502,12 @@ impl ExprParser<'_> {
         })
     }
 
-    fn parse_operand(&mut self, expr: &mut Span<'_>, allowed: Operand, maybe_constraint: bool) -> PResult<Ast> {
+    fn parse_operand(
+        &mut self,
+        expr: &mut Span<'_>,
+        allowed: Operand,
+        maybe_constraint: bool,
+    ) -> PResult<Ast> {
         if expr.starts_with(b"(") {
             if allowed != Operand::Any {
                 return err(expr.loc(), "parenthesized expression not permitted here");
@@ -513,10 +534,19 @@ impl ExprParser<'_> {
         self.parse_literal(expr, allowed, maybe_constraint)
     }
 
-    fn parse_literal(&mut self, expr: &mut Span<'_>, allowed: Operand, maybe_constraint: bool) -> PResult<Ast> {
+    fn parse_literal(
+        &mut self,
+        expr: &mut Span<'_>,
+        allowed: Operand,
+        maybe_constraint: bool,
+    ) -> PResult<Ast> {
         let save = *expr;
         let neg = expr.consume_front(b"-");
-        let radix = if allowed == Operand::LegacyLiteral { 10 } else { 0 };
+        let radix = if allowed == Operand::LegacyLiteral {
+            10
+        } else {
+            0
+        };
         match consume_integer(expr, radix).and_then(|v| i128::try_from(v).ok()) {
             Some(v) => Ok(Ast::Literal {
                 text: save.drop_back(expr.len()).string(),
@@ -553,7 +583,13 @@ impl ExprParser<'_> {
         Ok(sub)
     }
 
-    fn parse_binop(&mut self, whole: Span<'_>, rest: &mut Span<'_>, lhs: Ast, legacy: bool) -> PResult<Ast> {
+    fn parse_binop(
+        &mut self,
+        whole: Span<'_>,
+        rest: &mut Span<'_>,
+        lhs: Ast,
+        legacy: bool,
+    ) -> PResult<Ast> {
         *rest = rest.ltrim(SPACE_CHARS);
         if rest.is_empty() {
             return Ok(lhs);
@@ -660,7 +696,11 @@ impl ExprParser<'_> {
 /// `0o` and a leading `0` (octal).
 pub(crate) fn consume_integer(s: &mut Span<'_>, radix: u32) -> Option<u128> {
     let mut t = *s;
-    let radix = if radix == 0 { auto_radix(&mut t) } else { radix };
+    let radix = if radix == 0 {
+        auto_radix(&mut t)
+    } else {
+        radix
+    };
     let digits = t
         .bytes()
         .iter()
@@ -676,7 +716,13 @@ pub(crate) fn consume_integer(s: &mut Span<'_>, radix: u32) -> Option<u128> {
 }
 
 fn auto_radix(s: &mut Span<'_>) -> u32 {
-    for (p, r) in [(&b"0x"[..], 16), (b"0X", 16), (b"0b", 2), (b"0B", 2), (b"0o", 8)] {
+    for (p, r) in [
+        (&b"0x"[..], 16),
+        (b"0X", 16),
+        (b"0b", 2),
+        (b"0B", 2),
+        (b"0o", 8),
+    ] {
         if s.consume_front(p) {
             return r;
         }
@@ -702,13 +748,18 @@ mod tests {
         };
         assert_eq!(hex.matching_string(255).unwrap(), "0x00ff");
         assert_eq!(hex.value_from_str(b"0x00ff"), Some(255));
-        assert_eq!(Format::of(FormatKind::Signed).matching_string(-3).unwrap(), "-3");
-        assert!(Format::of(FormatKind::Unsigned).matching_string(-3).is_err());
-        assert_eq!(Format::of(FormatKind::HexUpper).wildcard_regex(), "[0-9A-F]+");
         assert_eq!(
-            Format::of(FormatKind::Unsigned).wildcard_regex(),
-            "[0-9]+"
+            Format::of(FormatKind::Signed).matching_string(-3).unwrap(),
+            "-3"
         );
+        assert!(Format::of(FormatKind::Unsigned)
+            .matching_string(-3)
+            .is_err());
+        assert_eq!(
+            Format::of(FormatKind::HexUpper).wildcard_regex(),
+            "[0-9A-F]+"
+        );
+        assert_eq!(Format::of(FormatKind::Unsigned).wildcard_regex(), "[0-9]+");
     }
 
     fn parse(text: &str, ctx: &mut Context) -> PResult<(Expression, Option<NumVarId>)> {

@@ -140,11 +140,13 @@ impl Matcher<'_, '_> {
         } else {
             ": is not on the line after the previous match"
         };
-        self.rep.error(cs.loc, &format!("{}{name}{what}", cs.prefix));
+        self.rep
+            .error(cs.loc, &format!("{}{name}{what}", cs.prefix));
         self.rep.note(skipped.1, "'next' match was here");
         self.rep.note(skipped.0, "previous match ended here");
         if let (true, Some(nl)) = (n > 1, first_nl) {
-            self.rep.note(nl, "non-matching line after previous match is here");
+            self.rep
+                .note(nl, "non-matching line after previous match is here");
         }
         true
     }
@@ -154,7 +156,10 @@ impl Matcher<'_, '_> {
         if cs.pat.ty.kind != CheckKind::Same || self.count_newlines(skipped).0 == 0 {
             return false;
         }
-        let msg = format!("{}-SAME: is not on the same line as the previous match", cs.prefix);
+        let msg = format!(
+            "{}-SAME: is not on the same line as the previous match",
+            cs.prefix
+        );
         self.rep.error(cs.loc, &msg);
         self.rep.note(skipped.1, "'next' match was here");
         self.rep.note(skipped.0, "previous match ended here");
@@ -238,7 +243,13 @@ impl Matcher<'_, '_> {
 
     /// Finds a match of DAG pattern `idx` in `search` that does not overlap the group's earlier
     /// matches (kept sorted in `ranges`), and records it.
-    fn match_dag(&mut self, idx: usize, cs: &CheckString, search: Range, ranges: &mut Vec<Range>) -> Option<Range> {
+    fn match_dag(
+        &mut self,
+        idx: usize,
+        cs: &CheckString,
+        search: Range,
+        ranges: &mut Vec<Range>,
+    ) -> Option<Range> {
         let dn = &cs.dag_not[idx];
         let w = Who {
             prefix: &dn.prefix,
@@ -250,7 +261,9 @@ impl Matcher<'_, '_> {
         loop {
             let s = (from, search.1);
             let res = dn.pat.matches(self.input, s, self.ctx);
-            if (res.is_err() || self.rep.very_verbose()) && self.rep.report(true, &w, 1, s, &res, self.ctx) {
+            if (res.is_err() || self.rep.very_verbose())
+                && self.rep.report(true, &w, 1, s, &res, self.ctx)
+            {
                 return None;
             }
             let m = res.ok()?;

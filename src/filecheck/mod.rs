@@ -17,7 +17,7 @@
 //! assert_eq!(out.exit_code, 0);
 //! ```
 //!
-//! Module map: [`options`](self) (command line), `directive` (reading the check file),
+//! Module map: `options` (command line), `directive` (reading the check file),
 //! `pattern` (compiling and matching one pattern), `expr` (numeric expressions), `vars`
 //! (variable tables), `regex_posix` (POSIX ERE parsing, lint, translation), `regex_match`
 //! (leftmost-longest matching), `matcher` (the DAG/NOT/LABEL algorithm), `report`
@@ -53,7 +53,9 @@ mod vars;
 
 use std::io::Read;
 
-pub use options::{parse_args, tokenize_env, with_env_options, DumpInput, DumpInputFilter, Options};
+pub use options::{
+    parse_args, tokenize_env, with_env_options, DumpInput, DumpInputFilter, Options,
+};
 
 use directive::ReadOptions;
 use matcher::{MatchOptions, Matcher};
@@ -85,12 +87,30 @@ impl Outcome {
 
 /// Checks `input` against the directives in `check_text`. `check_file_name` and `input_name`
 /// are used in diagnostics (`-` is shown as `<stdin>`).
-pub fn run(opts: &Options, check_file_name: &str, check_text: &str, input_name: &str, input: &str) -> Outcome {
-    run_bytes(opts, check_file_name, check_text.as_bytes(), input_name, input.as_bytes())
+pub fn run(
+    opts: &Options,
+    check_file_name: &str,
+    check_text: &str,
+    input_name: &str,
+    input: &str,
+) -> Outcome {
+    run_bytes(
+        opts,
+        check_file_name,
+        check_text.as_bytes(),
+        input_name,
+        input.as_bytes(),
+    )
 }
 
 /// Like [`run`] for arbitrary bytes.
-pub fn run_bytes(opts: &Options, check_file_name: &str, check_text: &[u8], input_name: &str, input: &[u8]) -> Outcome {
+pub fn run_bytes(
+    opts: &Options,
+    check_file_name: &str,
+    check_text: &[u8],
+    input_name: &str,
+    input: &[u8],
+) -> Outcome {
     run_inner(opts, check_file_name, check_text, input_name, Ok(input))
 }
 
@@ -105,7 +125,12 @@ pub fn run_command(argv: &[String], filecheck_opts: Option<&str>, stdin: &mut dy
     let args = with_env_options(argv.get(1..).unwrap_or(&[]), filecheck_opts);
     let (mut opts, check_file) = match parse_args(&args) {
         Ok(r) => r,
-        Err(msg) => return Outcome::err(1, format!("{prog}: {msg}\n")),
+        Err(msg) => {
+            return Outcome::err(
+                1,
+                cl_error(&prog, argv.first().map_or("FileCheck", |s| s), &msg),
+            )
+        }
     };
     opts.command_line = argv.to_vec();
     if opts.dump_input == DumpInput::Help {
@@ -123,11 +148,31 @@ pub fn run_command(argv: &[String], filecheck_opts: Option<&str>, stdin: &mut dy
     }
     let check_text = match read_source(&check_file, stdin) {
         Ok(t) => t,
-        Err(e) => return Outcome::err(2, format!("Could not open check file '{check_file}': {e}\n")),
+        Err(e) => {
+            return Outcome::err(
+                2,
+                format!("Could not open check file '{check_file}': {e}\n"),
+            )
+        }
     };
     let input = read_source(&opts.input_file, stdin);
     let input_name = opts.input_file.clone();
-    run_inner(&opts, &check_file, &check_text, &input_name, input.as_deref().map_err(String::clone))
+    run_inner(
+        &opts,
+        &check_file,
+        &check_text,
+        &input_name,
+        input.as_deref().map_err(String::clone),
+    )
+}
+
+/// Formats a command-line syntax error like LLVM's `cl` library.
+fn cl_error(prog: &str, argv0: &str, msg: &str) -> String {
+    let msg = msg.replace("See: FileCheck --help", &format!("See: {argv0} --help"));
+    if msg.starts_with("Unknown command line argument") {
+        return format!("{prog}: {msg}  Try: '{argv0} --help'\n");
+    }
+    format!("{prog}: {msg}\n")
 }
 
 fn read_source(path: &str, stdin: &mut dyn Read) -> Result<Vec<u8>, String> {
@@ -151,8 +196,12 @@ fn validate(opts: &Options) -> Result<(), String> {
     let mut err = String::new();
     for d in &opts.defines {
         match d.find('=') {
-            None => err.push_str(&format!("Missing equal sign in command-line definition '-D{d}'\n")),
-            Some(0) => err.push_str(&format!("Missing variable name in command-line definition '-D{d}'\n")),
+            None => err.push_str(&format!(
+                "Missing equal sign in command-line definition '-D{d}'\n"
+            )),
+            Some(0) => err.push_str(&format!(
+                "Missing variable name in command-line definition '-D{d}'\n"
+            )),
             Some(_) => {}
         }
     }
@@ -170,12 +219,21 @@ fn validate(opts: &Options) -> Result<(), String> {
     validate_prefixes("comment", &opts.comment_prefixes, &mut unique)
 }
 
-fn validate_prefixes<'a>(kind: &str, prefixes: &'a [String], unique: &mut std::collections::BTreeSet<&'a str>) -> Result<(), String> {
+fn validate_prefixes<'a>(
+    kind: &str,
+    prefixes: &'a [String],
+    unique: &mut std::collections::BTreeSet<&'a str>,
+) -> Result<(), String> {
     for p in prefixes {
         if p.is_empty() {
-            return Err(format!("error: supplied {kind} prefix must not be the empty string\n"));
+            return Err(format!(
+                "error: supplied {kind} prefix must not be the empty string\n"
+            ));
         }
-        if !p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
+        if !p
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
             return Err(format!(
                 "error: supplied {kind} prefix must start with a letter and contain only \
                  alphanumeric characters, hyphens, and underscores: '{p}'\n"
@@ -206,13 +264,22 @@ fn default_list(given: &[String], default: &[&str]) -> Vec<String> {
     }
 }
 
-fn run_inner(opts: &Options, check_name: &str, check_text: &[u8], input_name: &str, input: Result<&[u8], String>) -> Outcome {
+fn run_inner(
+    opts: &Options,
+    check_name: &str,
+    check_text: &[u8],
+    input_name: &str,
+    input: Result<&[u8], String>,
+) -> Outcome {
     if let Err(msg) = validate(opts) {
         return Outcome::err(2, msg);
     }
     let mut stderr = String::new();
     let mut sm = SourceMgr::default();
-    let check_buf = sm.add(check_name, source::canonicalize(check_text, opts.strict_whitespace));
+    let check_buf = sm.add(
+        check_name,
+        source::canonicalize(check_text, opts.strict_whitespace),
+    );
     let mut ctx = Context::default();
     if !ctx.define_cmdline(&opts.defines, &mut sm, &mut stderr) {
         return Outcome::err(2, stderr);
@@ -232,21 +299,32 @@ fn run_inner(opts: &Options, check_name: &str, check_text: &[u8], input_name: &s
             ignore_case: opts.ignore_case,
         },
     };
-    let file = match directive::read_check_file(&mut sm, check_buf, &read_opts, &mut ctx, &mut stderr) {
-        Ok(f) => f,
-        Err(code) => return Outcome::err(code, stderr),
-    };
+    let file =
+        match directive::read_check_file(&mut sm, check_buf, &read_opts, &mut ctx, &mut stderr) {
+            Ok(f) => f,
+            Err(code) => return Outcome::err(code, stderr),
+        };
     let shown_input = display_name(input_name);
     let input = match input {
         Ok(i) => i,
-        Err(e) => return Outcome::err(2, format!("{stderr}Could not open input file '{shown_input}': {e}\n")),
+        Err(e) => {
+            return Outcome::err(
+                2,
+                format!("{stderr}Could not open input file '{shown_input}': {e}\n"),
+            )
+        }
     };
     if input.is_empty() && !opts.allow_empty {
         let cmd: String = opts.command_line.iter().map(|a| format!(" {a}")).collect();
-        stderr.push_str(&format!("FileCheck error: '{shown_input}' is empty.\nFileCheck command line: {cmd}\n"));
+        stderr.push_str(&format!(
+            "FileCheck error: '{shown_input}' is empty.\nFileCheck command line: {cmd}\n"
+        ));
         return Outcome::err(2, stderr);
     }
-    let input_buf = sm.add(shown_input, source::canonicalize(input, opts.strict_whitespace));
+    let input_buf = sm.add(
+        shown_input,
+        source::canonicalize(input, opts.strict_whitespace),
+    );
     let record = opts.dump_input != DumpInput::Never;
     let mut rep = Reporter::new(&sm, input_buf, record, opts.verbose, opts.verbose_verbose);
     let passed = Matcher {
@@ -263,15 +341,19 @@ fn run_inner(opts: &Options, check_name: &str, check_text: &[u8], input_name: &s
     let exit_code = if passed { 0 } else { 1 };
     let (out, diags) = rep.into_parts();
     stderr.push_str(&out);
-    if opts.dump_input == DumpInput::Always || (exit_code == 1 && opts.dump_input == DumpInput::Fail) {
+    if opts.dump_input == DumpInput::Always
+        || (exit_code == 1 && opts.dump_input == DumpInput::Fail)
+    {
         stderr.push_str(&format!(
             "\nInput file: {shown_input}\nCheck file: {check_name}\n\n-dump-input=help explains the following input dump.\n\n"
         ));
-        let filter = opts.dump_input_filter.unwrap_or(if opts.dump_input == DumpInput::Always {
-            DumpInputFilter::All
-        } else {
-            DumpInputFilter::Error
-        });
+        let filter = opts
+            .dump_input_filter
+            .unwrap_or(if opts.dump_input == DumpInput::Always {
+                DumpInputFilter::All
+            } else {
+                DumpInputFilter::Error
+            });
         let labels = DumpLabels {
             check_buf,
             implicit_bufs: &file.implicit_bufs,
@@ -280,7 +362,13 @@ fn run_inner(opts: &Options, check_name: &str, check_text: &[u8], input_name: &s
             filter,
             context: opts.dump_input_context,
         };
-        stderr.push_str(&report::dump_input(&sm, &labels, &diags, sm.text(input_buf), &dump_opts));
+        stderr.push_str(&report::dump_input(
+            &sm,
+            &labels,
+            &diags,
+            sm.text(input_buf),
+            &dump_opts,
+        ));
     }
     Outcome {
         exit_code,

@@ -208,7 +208,12 @@ fn parse_bool(name: &str, v: Option<String>) -> Result<bool, String> {
     }
 }
 
-fn apply(opts: &mut Options, c: &mut Collected, name: &str, value: Option<String>) -> Result<(), String> {
+fn apply(
+    opts: &mut Options,
+    c: &mut Collected,
+    name: &str,
+    value: Option<String>,
+) -> Result<(), String> {
     let v = || value.clone().unwrap_or_default();
     let split = |s: String| s.split(',').map(str::to_string).collect::<Vec<_>>();
     match name {
@@ -253,7 +258,11 @@ fn parse_dump_input(s: &str) -> Result<DumpInput, String> {
         "always" => DumpInput::Always,
         "fail" => DumpInput::Fail,
         "never" => DumpInput::Never,
-        _ => return Err(format!("for the --dump-input option: Cannot find option named '{s}'!")),
+        _ => {
+            return Err(format!(
+                "for the --dump-input option: Cannot find option named '{s}'!"
+            ))
+        }
     })
 }
 
@@ -298,7 +307,8 @@ pub fn tokenize_env(s: &str) -> Vec<String> {
                     if n == c {
                         break;
                     }
-                    if n == '\\' && c == '"' && chars.peek().is_some_and(|&p| p == '"' || p == '\\') {
+                    if n == '\\' && c == '"' && chars.peek().is_some_and(|&p| p == '"' || p == '\\')
+                    {
                         cur.push(chars.next().unwrap_or('\\'));
                         continue;
                     }
@@ -341,7 +351,8 @@ mod tests {
         assert_eq!(o.input_file, "x");
         assert!(o.strict_whitespace);
         assert_eq!(o.defines, ["X=1", "#N=2"]);
-        let (o, _) = parse("a --match-full-lines=false -v --dump-input=never --dump-input always").unwrap();
+        let (o, _) =
+            parse("a --match-full-lines=false -v --dump-input=never --dump-input always").unwrap();
         assert!(!o.match_full_lines && o.verbose);
         assert_eq!(o.dump_input, DumpInput::Always);
     }
@@ -358,6 +369,9 @@ mod tests {
 
     #[test]
     fn env_tokens() {
-        assert_eq!(tokenize_env(" --a  'b c' \"d\\\"e\" f\\ g"), ["--a", "b c", "d\"e", "f g"]);
+        assert_eq!(
+            tokenize_env(" --a  'b c' \"d\\\"e\" f\\ g"),
+            ["--a", "b c", "d\"e", "f g"]
+        );
     }
 }

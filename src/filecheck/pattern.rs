@@ -151,11 +151,11 @@ pub(crate) struct Pattern {
     var_defs: BTreeMap<String, usize>,
     num_defs: BTreeMap<String, (NumVarId, usize)>,
     ignore_case: bool,
-    cache: Rc<PatternCache>,
+    cache: PatternCache,
 }
 
-/// Compiled forms of a pattern, shared between its copies.
-#[derive(Default)]
+/// Compiled forms of a pattern (the fixed-string searcher and the last compiled regex).
+#[derive(Default, Clone)]
 struct PatternCache {
     fixed: OnceCell<Option<regex::bytes::Regex>>,
     last: RefCell<Option<(Vec<u8>, Rc<PosixRegex>)>>,
@@ -183,7 +183,7 @@ impl Pattern {
             var_defs: BTreeMap::new(),
             num_defs: BTreeMap::new(),
             ignore_case: false,
-            cache: Rc::default(),
+            cache: PatternCache::default(),
         }
     }
 
@@ -248,7 +248,13 @@ struct Builder {
 impl PatternParser<'_> {
     /// LLVM's `Pattern::parsePattern` for the text `text` of a directive of type `ty` found with
     /// `prefix` on check-file line `line`.
-    pub fn parse(&mut self, text: Span<'_>, prefix: &str, ty: CheckType, line: Option<usize>) -> PResult<Pattern> {
+    pub fn parse(
+        &mut self,
+        text: Span<'_>,
+        prefix: &str,
+        ty: CheckType,
+        line: Option<usize>,
+    ) -> PResult<Pattern> {
         let mut pat = Pattern::empty(ty, text.loc(), line);
         pat.ignore_case = self.opts.ignore_case;
         let full_lines = self.opts.match_full_lines && ty.kind != CheckKind::Not;
@@ -262,7 +268,8 @@ impl PatternParser<'_> {
             return Err(ErrorDiag::new(pat.loc, msg));
         }
         if !text.is_empty() && ty.kind == CheckKind::Empty {
-            let msg = format!("found non-empty check string for empty check with prefix '{prefix}:'");
+            let msg =
+                format!("found non-empty check string for empty check with prefix '{prefix}:'");
             return Err(ErrorDiag::new(pat.loc, msg));
         }
         if ty.kind == CheckKind::Empty {
@@ -389,7 +396,9 @@ impl PatternParser<'_> {
                 let msg = format!("Can't back-reference more than {BACKREF_LIMIT} variables");
                 return Err(ErrorDiag::new(loc, msg));
             }
-            b.pat.regex.extend_from_slice(format!("\\{paren}").as_bytes());
+            b.pat
+                .regex
+                .extend_from_slice(format!("\\{paren}").as_bytes());
             return Ok(());
         }
         b.pat.substs.push(Substitution {
@@ -401,7 +410,12 @@ impl PatternParser<'_> {
         Ok(())
     }
 
-    fn parse_numeric_block(&mut self, b: &mut Builder, block: Span<'_>, legacy: bool) -> PResult<()> {
+    fn parse_numeric_block(
+        &mut self,
+        b: &mut Builder,
+        block: Span<'_>,
+        legacy: bool,
+    ) -> PResult<()> {
         let mut parser = ExprParser {
             ctx: self.ctx,
             line: b.pat.line,
@@ -480,7 +494,12 @@ fn find_regex_var_end(s: Span<'_>) -> PResult<Option<usize>> {
 impl Pattern {
     /// LLVM's `Pattern::match`: searches `input[range]`; on success records variable
     /// definitions in `ctx`. Offsets in the result are relative to `range.0`.
-    pub fn matches(&self, input: &[u8], range: (usize, usize), ctx: &mut Context) -> Result<Match, MatchError> {
+    pub fn matches(
+        &self,
+        input: &[u8],
+        range: (usize, usize),
+        ctx: &mut Context,
+    ) -> Result<Match, MatchError> {
         let hay = &input[range.0..range.1];
         if self.ty.kind == CheckKind::Eof {
             return Ok(Match {
@@ -497,7 +516,10 @@ impl Pattern {
     }
 
     fn match_fixed(&self, hay: &[u8]) -> Result<Match, MatchError> {
-        let re = self.cache.fixed.get_or_init(|| fixed_regex(&self.fixed, self.ignore_case));
+        let re = self
+            .cache
+            .fixed
+            .get_or_init(|| fixed_regex(&self.fixed, self.ignore_case));
         let pos = match re {
             Some(re) => re.find(hay).map(|m| m.start()),
             None => hay.windows(self.fixed.len()).position(|w| w == self.fixed),
@@ -518,7 +540,8 @@ impl Pattern {
                 return Ok(re.clone());
             }
         }
-        let re = Rc::new(PosixRegex::new(&text, self.ignore_case).map_err(|_| MatchError::NotFound)?);
+        let re =
+            Rc::new(PosixRegex::new(&text, self.ignore_case).map_err(|_| MatchError::NotFound)?);
         *last = Some((text, re.clone()));
         Ok(re)
     }
@@ -550,7 +573,13 @@ impl Pattern {
         }
     }
 
-    fn record_captures(&self, caps: &Captures, input: &[u8], base: usize, ctx: &mut Context) -> Match {
+    fn record_captures(
+        &self,
+        caps: &Captures,
+        input: &[u8],
+        base: usize,
+        ctx: &mut Context,
+    ) -> Match {
         let abs = |c: Option<(usize, usize)>| c.map(|(a, b)| (base + a, base + b));
         for (name, &paren) in &self.var_defs {
             let range = abs(caps.get(paren).copied().flatten());
@@ -656,7 +685,12 @@ mod tests {
         p.parse(span, "CHECK", CheckType::of(CheckKind::Plain), Some(1))
     }
 
-    fn find(text: &str, input: &str, opts: PatternOptions, ctx: &mut Context) -> Option<(usize, usize)> {
+    fn find(
+        text: &str,
+        input: &str,
+        opts: PatternOptions,
+        ctx: &mut Context,
+    ) -> Option<(usize, usize)> {
         let p = compile(text, opts, ctx).unwrap();
         let m = p.matches(input.as_bytes(), (0, input.len()), ctx).ok()?;
         Some((m.pos, m.len))
@@ -668,7 +702,10 @@ mod tests {
         let o = PatternOptions::default();
         let p = compile("a.b {{[0-9]+}} c", o, &mut ctx).unwrap();
         assert_eq!(p.regex, b"a\\.b [0-9]+ c");
-        assert_eq!(find("a.b {{[0-9]+}} c", "xx a.b 42 c", o, &mut ctx), Some((3, 8)));
+        assert_eq!(
+            find("a.b {{[0-9]+}} c", "xx a.b 42 c", o, &mut ctx),
+            Some((3, 8))
+        );
         assert_eq!(find("foo", "a foo", o, &mut ctx), Some((2, 3)));
     }
 
@@ -688,7 +725,10 @@ mod tests {
         let o = PatternOptions::default();
         let p = compile("[[X:[a-z]+]] [[X]]", o, &mut ctx).unwrap();
         assert_eq!(p.regex, b"([a-z]+) \\1");
-        assert_eq!(find("[[Y:[a-z]+]] [[Y]]", "ab cd cd", o, &mut ctx), Some((3, 5)));
+        assert_eq!(
+            find("[[Y:[a-z]+]] [[Y]]", "ab cd cd", o, &mut ctx),
+            Some((3, 5))
+        );
     }
 
     #[test]
@@ -705,11 +745,23 @@ mod tests {
     fn errors() {
         let mut ctx = Context::default();
         let o = PatternOptions::default();
-        assert!(compile("{{\\d}}", o, &mut ctx).unwrap_err().msg.contains("POSIX"));
-        assert!(compile("{{a", o, &mut ctx).unwrap_err().msg.contains("no end"));
-        assert!(compile("[[X", o, &mut ctx).unwrap_err().msg.contains("no ]]"));
+        assert!(compile("{{\\d}}", o, &mut ctx)
+            .unwrap_err()
+            .msg
+            .contains("POSIX"));
+        assert!(compile("{{a", o, &mut ctx)
+            .unwrap_err()
+            .msg
+            .contains("no end"));
+        assert!(compile("[[X", o, &mut ctx)
+            .unwrap_err()
+            .msg
+            .contains("no ]]"));
         assert_eq!(compile("[[X:a]b]]", o, &mut ctx).unwrap_err().exit_code, 1);
-        assert!(compile("", o, &mut ctx).unwrap_err().msg.contains("empty check string"));
+        assert!(compile("", o, &mut ctx)
+            .unwrap_err()
+            .msg
+            .contains("empty check string"));
     }
 
     #[test]

@@ -171,7 +171,10 @@ impl<'a> Engine<'a> {
 
     fn assertion_holds(&self, node: &Node, pos: usize) -> bool {
         let hay = self.hay;
-        let word = |p: usize| hay.get(p).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
+        let word = |p: usize| {
+            hay.get(p)
+                .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')
+        };
         match node {
             Node::Bol => pos == 0 || hay[pos - 1] == b'\n',
             Node::Eol => pos == hay.len() || hay[pos] == b'\n',
@@ -211,7 +214,12 @@ impl<'a> Engine<'a> {
             Node::Empty => starts.clone(),
             Node::Set(set) => {
                 let hay = self.hay;
-                Ivs::from_sorted(starts.positions().filter(|&p| hay.get(p).is_some_and(|&b| set.contains(b))).map(|p| p + 1))
+                Ivs::from_sorted(
+                    starts
+                        .positions()
+                        .filter(|&p| hay.get(p).is_some_and(|&b| set.contains(b)))
+                        .map(|p| p + 1),
+                )
             }
             n @ (Node::Bol | Node::Eol | Node::Bow | Node::Eow) => {
                 Ivs::from_sorted(starts.positions().filter(|&p| self.assertion_holds(n, p)))
@@ -263,7 +271,14 @@ impl<'a> Engine<'a> {
     }
 
     /// Fast path for a repeated byte set, using cached run lengths.
-    fn step_run(&mut self, id: NodeId, set: regex_posix::ByteSet, min: u32, max: Option<u32>, starts: &Ivs) -> Ivs {
+    fn step_run(
+        &mut self,
+        id: NodeId,
+        set: regex_posix::ByteSet,
+        min: u32,
+        max: Option<u32>,
+        starts: &Ivs,
+    ) -> Ivs {
         let (min, max) = (min as usize, max.map(|m| m as usize));
         let mut out = Vec::new();
         if min == 0 && max.is_none() {
@@ -307,7 +322,7 @@ impl<'a> Engine<'a> {
                 caps[*i] = Some((a, b));
                 self.dissect(*inner, a, b, caps);
             }
-            Node::Concat(children) => self.dissect_seq(id, children.len(), a, b, caps),
+            Node::Concat(_) => self.dissect_seq(id, a, b, caps),
             Node::Alt(alts) => {
                 if let Some(&alt) = alts.iter().find(|&&alt| self.ends(alt, a).contains(b)) {
                     self.dissect(alt, a, b, caps);
@@ -319,30 +334,38 @@ impl<'a> Engine<'a> {
     }
 
     /// Each element takes the longest span that still lets the rest match up to `b`.
-    fn dissect_seq(&mut self, id: NodeId, n: usize, a: usize, b: usize, caps: &mut Captures) {
+    fn dissect_seq(&mut self, id: NodeId, a: usize, b: usize, caps: &mut Captures) {
         let ere = self.ere;
         let Node::Concat(children) = &ere.nodes[id] else {
             return;
         };
         let mut p = a;
-        for k in 0..n {
-            if k + 1 == n {
-                self.dissect(children[k], p, b, caps);
+        for (k, &child) in children.iter().enumerate() {
+            if k + 1 == children.len() {
+                self.dissect(child, p, b, caps);
                 return;
             }
-            let cands = self.ends(children[k], p);
+            let cands = self.ends(child, p);
             let chosen = cands
                 .positions()
                 .rev()
                 .find(|&m| m <= b && self.seq_from(id, k + 1, m).contains(b));
             let Some(m) = chosen else { return };
-            self.dissect(children[k], p, m, caps);
+            self.dissect(child, p, m, caps);
             p = m;
         }
     }
 
     /// Iterations take the longest span that still lets the remaining iterations reach `b`.
-    fn dissect_rep(&mut self, inner: NodeId, min: u32, max: Option<u32>, a: usize, b: usize, caps: &mut Captures) {
+    fn dissect_rep(
+        &mut self,
+        inner: NodeId,
+        min: u32,
+        max: Option<u32>,
+        a: usize,
+        b: usize,
+        caps: &mut Captures,
+    ) {
         let mut p = a;
         let mut count = 0u32;
         while !(p == b && count >= min) && max != Some(count) {
@@ -350,7 +373,11 @@ impl<'a> Engine<'a> {
             let rmax = max.map(|m| m - count - 1);
             let cands = self.ends(inner, p);
             let chosen = cands.positions().rev().find(|&m| {
-                m <= b && (m > p || count < min) && self.step_repeat(inner, rmin, rmax, &Ivs::one(m)).contains(b)
+                m <= b
+                    && (m > p || count < min)
+                    && self
+                        .step_repeat(inner, rmin, rmax, &Ivs::one(m))
+                        .contains(b)
             });
             let Some(m) = chosen else { return };
             self.dissect(inner, p, m, caps);

@@ -279,9 +279,7 @@ impl Parser<'_> {
             }
             b'[' => self.bracket()?,
             b'\\' => self.escape()?,
-            b'{' if self.peek().is_some_and(|d| d.is_ascii_digit()) => {
-                return Err(BADRPT.into())
-            }
+            b'{' if self.peek().is_some_and(|d| d.is_ascii_digit()) => return Err(BADRPT.into()),
             _ => self.ordinary(c),
         };
         if !self.sees_repetition() {

@@ -90,7 +90,13 @@ impl<'a> Reporter<'a> {
         self.sm.print(&mut self.out, loc, Severity::Note, msg, &[]);
     }
 
-    fn push_diag(&mut self, who: &Who<'_>, match_ty: MatchType, range: (usize, usize), note: Option<String>) {
+    fn push_diag(
+        &mut self,
+        who: &Who<'_>,
+        match_ty: MatchType,
+        range: (usize, usize),
+        note: Option<String>,
+    ) {
         if let Some(d) = &mut self.diags {
             d.push(FcDiag {
                 check_ty: who.pat.ty,
@@ -123,7 +129,14 @@ impl<'a> Reporter<'a> {
     }
 
     /// LLVM's `printMatch` for the absolute match `range`.
-    pub fn print_match(&mut self, expected: bool, who: &Who<'_>, count: usize, range: (usize, usize), ctx: &Context) -> bool {
+    pub fn print_match(
+        &mut self,
+        expected: bool,
+        who: &Who<'_>,
+        count: usize,
+        range: (usize, usize),
+        ctx: &Context,
+    ) -> bool {
         let has_error = !expected;
         if !has_error && (!self.verbose || (!self.vv && who.pat.ty.kind == CheckKind::Eof)) {
             return false;
@@ -143,7 +156,11 @@ impl<'a> Reporter<'a> {
             return has_error;
         }
         let what = if expected { "expected" } else { "excluded" };
-        let msg = format!("{}: {what} string found in input{}", who.pat.ty.description(who.prefix), count_suffix(who.pat, count));
+        let msg = format!(
+            "{}: {what} string found in input{}",
+            who.pat.ty.description(who.prefix),
+            count_suffix(who.pat, count)
+        );
         let sev = if expected {
             Severity::Remark
         } else {
@@ -151,7 +168,8 @@ impl<'a> Reporter<'a> {
         };
         self.sm.print(&mut self.out, who.loc, sev, &msg, &[]);
         let start = self.input_loc(range.0);
-        self.sm.print(&mut self.out, start, Severity::Note, "found here", &[range]);
+        self.sm
+            .print(&mut self.out, start, Severity::Note, "found here", &[range]);
         self.substitution_notes(who, range.0, ctx);
         self.capture_notes(who, ctx);
         has_error
@@ -198,7 +216,11 @@ impl<'a> Reporter<'a> {
         }
         if error_msgs.is_empty() {
             let what = if expected { "expected" } else { "excluded" };
-            let msg = format!("{}: {what} string not found in input{}", who.pat.ty.description(who.prefix), count_suffix(who.pat, count));
+            let msg = format!(
+                "{}: {what} string not found in input{}",
+                who.pat.ty.description(who.prefix),
+                count_suffix(who.pat, count)
+            );
             let sev = if expected {
                 Severity::Error
             } else {
@@ -221,7 +243,11 @@ impl<'a> Reporter<'a> {
         let Some(diags) = &mut self.diags else { return };
         if adjust {
             let loc = diags.last().map(|d| d.check_loc);
-            for d in diags.iter_mut().rev().take_while(|d| Some(d.check_loc) == loc) {
+            for d in diags
+                .iter_mut()
+                .rev()
+                .take_while(|d| Some(d.check_loc) == loc)
+            {
                 d.match_ty = MatchType::FoundButWrongLine;
             }
             return;
@@ -235,11 +261,16 @@ impl<'a> Reporter<'a> {
             None => {
                 let loc = self.input_loc(earlier.0);
                 let msg = "match discarded, overlaps earlier DAG match here";
-                self.sm.print(&mut self.out, loc, Severity::Note, msg, &[earlier]);
+                self.sm
+                    .print(&mut self.out, loc, Severity::Note, msg, &[earlier]);
             }
             Some(diags) => {
                 let loc = diags.last().map(|d| d.check_loc);
-                for d in diags.iter_mut().rev().take_while(|d| Some(d.check_loc) == loc) {
+                for d in diags
+                    .iter_mut()
+                    .rev()
+                    .take_while(|d| Some(d.check_loc) == loc)
+                {
                     d.match_ty = MatchType::FoundButDiscarded;
                 }
             }
@@ -252,7 +283,10 @@ impl<'a> Reporter<'a> {
             .iter()
             .filter_map(|s| {
                 let v = s.value_for_diagnostics(ctx)?;
-                Some(format!("with \"{}\" equal to {v}", super::pattern::write_escaped(s.from.as_bytes())))
+                Some(format!(
+                    "with \"{}\" equal to {v}",
+                    super::pattern::write_escaped(s.from.as_bytes())
+                ))
             })
             .collect()
     }
@@ -273,13 +307,19 @@ impl<'a> Reporter<'a> {
         for (name, range) in who.pat.variable_captures(ctx) {
             let loc = self.input_loc(range.0);
             let msg = format!("captured var \"{name}\"");
-            self.sm.print(&mut self.out, loc, Severity::Note, &msg, &[range]);
+            self.sm
+                .print(&mut self.out, loc, Severity::Note, &msg, &[range]);
         }
     }
 
     fn capture_diags(&mut self, who: &Who<'_>, match_ty: MatchType, ctx: &Context) {
         for (name, range) in who.pat.variable_captures(ctx) {
-            self.push_diag(who, match_ty, range, Some(format!("captured var \"{name}\"")));
+            self.push_diag(
+                who,
+                match_ty,
+                range,
+                Some(format!("captured var \"{name}\"")),
+            );
         }
     }
 
@@ -406,7 +446,13 @@ pub(crate) struct DumpOptions {
 }
 
 /// Renders LLVM's annotated input dump (`Input was:` ... `>>>>>>`).
-pub(crate) fn dump_input(sm: &SourceMgr, labels: &DumpLabels<'_>, diags: &[FcDiag], input: &[u8], opts: &DumpOptions) -> String {
+pub(crate) fn dump_input(
+    sm: &SourceMgr,
+    labels: &DumpLabels<'_>,
+    diags: &[FcDiag],
+    input: &[u8],
+    opts: &DumpOptions,
+) -> String {
     let (mut anns, label_width) = build_annotations(sm, labels, diags, input);
     anns.sort_by_key(|a| (a.line, a.index));
     let mut line_count = input.iter().filter(|&&b| b == b'\n').count();
@@ -471,7 +517,9 @@ fn find_line_in_filter(filter: DumpInputFilter, line: usize, anns: &[Annotation]
         DumpInputFilter::All => return line,
         DumpInputFilter::AnnotationFull => anns.first(),
         DumpInputFilter::Annotation => anns.iter().find(|a| a.first_line),
-        DumpInputFilter::Error => anns.iter().find(|a| a.first_line && a.marker.filters_as_error),
+        DumpInputFilter::Error => anns
+            .iter()
+            .find(|a| a.first_line && a.marker.filters_as_error),
     };
     found.map_or(usize::MAX, |a| a.line)
 }
@@ -514,7 +562,12 @@ fn render_annotation(out: &mut String, a: &Annotation, width: usize, line_width:
     out.push('\n');
 }
 
-fn build_annotations(sm: &SourceMgr, labels: &DumpLabels<'_>, diags: &[FcDiag], input: &[u8]) -> (Vec<Annotation>, usize) {
+fn build_annotations(
+    sm: &SourceMgr,
+    labels: &DumpLabels<'_>,
+    diags: &[FcDiag],
+    input: &[u8],
+) -> (Vec<Annotation>, usize) {
     let mut per_pattern: std::collections::BTreeMap<Loc, (usize, usize)> = Default::default();
     for d in diags {
         per_pattern.entry(d.check_loc).or_default().0 += 1;
@@ -523,7 +576,11 @@ fn build_annotations(sm: &SourceMgr, labels: &DumpLabels<'_>, diags: &[FcDiag], 
     let mut label_width = 0;
     for (index, d) in diags.iter().enumerate() {
         let counts = per_pattern.get_mut(&d.check_loc).expect("counted above");
-        let mut label = format!("{}:{}", d.check_ty.abbreviation(), check_label(sm, labels, d.check_loc));
+        let mut label = format!(
+            "{}:{}",
+            d.check_ty.abbreviation(),
+            check_label(sm, labels, d.check_loc)
+        );
         if counts.0 > 1 {
             let _ = write!(label, "'{}", counts.1);
             counts.1 += 1;
@@ -543,7 +600,14 @@ fn build_annotations(sm: &SourceMgr, labels: &DumpLabels<'_>, diags: &[FcDiag], 
     (anns, label_width)
 }
 
-fn push_annotation(anns: &mut Vec<Annotation>, index: usize, label: String, m: Marker, start: (usize, usize), end: (usize, usize)) {
+fn push_annotation(
+    anns: &mut Vec<Annotation>,
+    index: usize,
+    label: String,
+    m: Marker,
+    start: (usize, usize),
+    end: (usize, usize),
+) {
     let (sl, sc) = start;
     let (el, ec) = end;
     if sl == el {

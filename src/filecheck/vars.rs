@@ -85,7 +85,12 @@ impl Context {
     }
 
     /// Creates a numeric variable (not yet visible in the name table).
-    pub fn make_num_var(&mut self, name: &str, format: Format, def_line: Option<usize>) -> NumVarId {
+    pub fn make_num_var(
+        &mut self,
+        name: &str,
+        format: Format,
+        def_line: Option<usize>,
+    ) -> NumVarId {
         self.nums.push(NumVar {
             name: name.to_string(),
             format,
@@ -130,7 +135,12 @@ impl Context {
 
     /// LLVM's `defineCmdlineVariables`: applies `-D` definitions (`NAME=VAL` or
     /// `#[FMT,]NAME=EXPR`). Errors are printed to `out`; returns whether all succeeded.
-    pub fn define_cmdline(&mut self, defines: &[String], sm: &mut SourceMgr, out: &mut String) -> bool {
+    pub fn define_cmdline(
+        &mut self,
+        defines: &[String],
+        sm: &mut SourceMgr,
+        out: &mut String,
+    ) -> bool {
         if defines.is_empty() {
             return true;
         }
