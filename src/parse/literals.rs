@@ -553,8 +553,38 @@ fn bind_affine(ast: &AffineAst<'_>, dims: &[&str], syms: &[&str]) -> Result<Affi
         }
         AffineAst::Neg(a) => AffineExpr::binary(AffineOp::Mul, bind_affine(a, dims, syms)?, AffineExpr::Const(-1)),
         AffineAst::Sub(a, b) => AffineExpr::sub(bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?),
-        AffineAst::Bin(op, a, b) => AffineExpr::binary(*op, bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?),
+        AffineAst::Bin(op, a, b) => {
+            let (lhs, rhs) = (bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?);
+            check_affine(*op, &lhs, &rhs).map_err(|m| (m, affine_offset(a)))?;
+            AffineExpr::binary(*op, lhs, rhs)
+        }
     })
+}
+
+/// MLIR's affinity rules: a product needs a constant or symbolic side; a divisor or modulus must be one.
+fn check_affine(op: AffineOp, lhs: &AffineExpr, rhs: &AffineExpr) -> Result<(), String> {
+    let symbolic = |e: &AffineExpr| e.extent().0 == 0;
+    match op {
+        AffineOp::Mul if !symbolic(lhs) && !symbolic(rhs) => {
+            Err("non-affine expression: at least one of the multiply operands has to be either a constant or symbolic".into())
+        }
+        AffineOp::FloorDiv | AffineOp::CeilDiv | AffineOp::Mod if !symbolic(rhs) => {
+            let name = match op {
+                AffineOp::FloorDiv => "floordiv",
+                AffineOp::CeilDiv => "ceildiv",
+                _ => "mod",
+            };
+            Err(format!("non-affine expression: right operand of {name} has to be either a constant or symbolic"))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn affine_offset(ast: &AffineAst<'_>) -> usize {
+    match ast {
+        AffineAst::Int(_, o) | AffineAst::Name(_, o) => *o,
+        AffineAst::Neg(a) | AffineAst::Sub(a, _) | AffineAst::Bin(_, a, _) => affine_offset(a),
+    }
 }
 
 /// Splits `dialect.name<body>` into the name and the body between the outer angle brackets.
