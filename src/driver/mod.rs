@@ -18,76 +18,78 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use timing::TimingReport;
 
-/// Runs `tap-opt` with `args` (without the program name); returns the exit code.
-pub fn main(args: &[String]) -> i32 {
-    let opts = match options::parse_args(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("{e}");
-            return 1;
-        }
-    };
-    match run(&opts) {
+/// Runs `tap-opt` with `args` (without the program name), writing to `stdout` (unless `-o` says otherwise) and
+/// `stderr`; returns the exit code.
+pub fn main(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    let result = options::parse_args(args).and_then(|opts| run(&opts, stdout, stderr));
+    let code = match result {
         Ok(true) => 0,
         Ok(false) => 1,
         Err(e) => {
-            eprintln!("{e}");
+            let _ = writeln!(stderr, "{e}");
             1
         }
-    }
+    };
+    let _ = stdout.flush();
+    let _ = stderr.flush();
+    code
 }
 
-fn run(opts: &Options) -> Result<bool, String> {
+fn run(opts: &Options, stdout: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
     let start = Instant::now();
     let registry = dialects::all();
-    if let Some(done) = introspect(opts, &registry) {
-        return Ok(done);
+    if introspect(opts, &registry, stdout).map_err(write_error)? {
+        return Ok(true);
     }
     let pipeline = match opts.pipeline.as_deref().map(parse_pipeline).transpose() {
         Ok(p) => p.unwrap_or(Pipeline { anchor: "builtin.module".into(), elements: Vec::new() }),
         Err(e) => {
-            eprint!("{}", e.render());
+            write!(err, "{}", e.render()).map_err(write_error)?;
             return Ok(false);
         }
     };
     if opts.dump_pass_pipeline {
-        eprint!("Pass Manager with {} passes:\n{}", pipeline.num_passes(), pipeline.dump());
+        write!(err, "Pass Manager with {} passes:\n{}", pipeline.num_passes(), pipeline.dump()).map_err(write_error)?;
     }
     let (name, text) = read_input(&opts.input)?;
-    let mut out = open_output(&opts.output)?;
-    let mut driver = Driver { opts, registry, pipeline, timing: TimingReport::default(), name, text };
-    let ok = driver.process_all(&mut out)?;
-    out.flush().map_err(|e| format!("tap-opt: error writing output: {e}"))?;
+    let mut file_out = open_output(&opts.output)?;
+    let out: &mut dyn Write = match file_out.as_mut() {
+        Some(f) => f,
+        None => stdout,
+    };
+    let mut driver = Driver { opts, registry, pipeline, timing: TimingReport::default(), name, text, err };
+    let ok = driver.process_all(out)?;
+    out.flush().map_err(write_error)?;
     if opts.pass_statistics {
-        eprint!("{}", timing::statistics_banner());
+        write!(driver.err, "{}", timing::statistics_banner()).map_err(write_error)?;
     }
     if opts.timing {
-        eprint!("{}", driver.timing.render(start.elapsed()));
+        write!(driver.err, "{}", driver.timing.render(start.elapsed())).map_err(write_error)?;
     }
     Ok(ok)
 }
 
-/// `--help`, `--version`, `--list-passes`, `--show-dialects`: print and stop.
-fn introspect(opts: &Options, registry: &Registry) -> Option<bool> {
+/// `--help`, `--version`, `--list-passes`, `--show-dialects`: print and report that nothing else is to be done.
+fn introspect(opts: &Options, registry: &Registry, out: &mut dyn Write) -> std::io::Result<bool> {
     if opts.help {
-        print!("{HELP}");
+        write!(out, "{HELP}")?;
     } else if opts.version {
-        println!("tap-opt (Tapestry) {}", env!("CARGO_PKG_VERSION"));
+        writeln!(out, "tap-opt (Tapestry) {}", env!("CARGO_PKG_VERSION"))?;
     } else if opts.list_passes {
-        println!("Available Passes:");
+        writeln!(out, "Available Passes:")?;
         for p in registered_passes() {
-            println!("  --{}  -   {}", p.argument, p.description);
+            writeln!(out, "  --{}  -   {}", p.argument, p.description)?;
         }
-        println!("Available Pass Pipelines:");
+        writeln!(out, "Available Pass Pipelines:")?;
     } else if opts.show_dialects {
-        println!("Available Dialects: {}", registry.dialects().map(|d| d.name).collect::<Vec<_>>().join(", "));
+        writeln!(out, "Available Dialects: {}", registry.dialects().map(|d| d.name).collect::<Vec<_>>().join(", "))?;
         for op in registry.ops() {
-            println!("  {}  -   {}", op.info.name, op.info.summary);
+            writeln!(out, "  {}  -   {}", op.info.name, op.info.summary)?;
         }
     } else {
-        return None;
+        return Ok(false);
     }
-    Some(true)
+    Ok(true)
 }
 
 fn read_input(path: &str) -> Result<(String, Arc<str>), String> {
@@ -105,12 +107,13 @@ fn read_input(path: &str) -> Result<(String, Arc<str>), String> {
     }
 }
 
-fn open_output(path: &str) -> Result<Box<dyn Write>, String> {
+/// The `-o` file, or `None` for standard output.
+fn open_output(path: &str) -> Result<Option<std::io::BufWriter<std::fs::File>>, String> {
     if path == "-" {
-        return Ok(Box::new(std::io::BufWriter::new(std::io::stdout().lock())));
+        return Ok(None);
     }
     let file = std::fs::File::create(path).map_err(|e| format!("tap-opt: could not open output file '{path}': {e}"))?;
-    Ok(Box::new(std::io::BufWriter::with_capacity(1 << 16, file)))
+    Ok(Some(std::io::BufWriter::with_capacity(1 << 16, file)))
 }
 
 struct Driver<'o> {
@@ -120,6 +123,7 @@ struct Driver<'o> {
     timing: TimingReport,
     name: String,
     text: Arc<str>,
+    err: &'o mut dyn Write,
 }
 
 impl Driver<'_> {
@@ -183,15 +187,15 @@ impl Driver<'_> {
     }
 
     /// Renders diagnostics (or checks them under `--verify-diagnostics`); returns whether the chunk succeeded.
-    fn report(&self, ctx: &Context, file: crate::ir::FileId, range: std::ops::Range<usize>, diags: &[Diagnostic]) -> bool {
+    fn report(&mut self, ctx: &Context, file: crate::ir::FileId, range: std::ops::Range<usize>, diags: &[Diagnostic]) -> bool {
         let style = if self.opts.rich_diagnostics { Style::Rich } else { Style::Mlir };
         let Some(mode) = self.opts.verify_diagnostics else {
-            eprint!("{}", render_all(ctx, diags, style));
+            let _ = write!(self.err, "{}", render_all(ctx, diags, style));
             return !has_error(diags);
         };
         let (mut expected, mut failures) = expected::collect(&self.text, range, file);
         failures.extend(expected::check(ctx, file, &mut expected, diags, mode));
-        eprint!("{}", render_all(ctx, &failures, style));
+        let _ = write!(self.err, "{}", render_all(ctx, &failures, style));
         failures.is_empty()
     }
 }

@@ -25,6 +25,9 @@
 //!
 //! # Regex dialect and known divergences from LLVM
 //!
+//! Verified against LLVM FileCheck 19.1.7: the conformance corpus (`test/filecheck-conformance`,
+//! exit codes; stderr byte-identical except the items below) and randomized differential runs.
+//!
 //! * Regexes are POSIX ERE as in LLVM's `Regex`, matched leftmost-longest (`[[X:a|ab]]` on
 //!   `ab` captures `ab`). The `regex` crate is leftmost-first only, so it serves as a prefilter
 //!   for the match start and a small POSIX engine computes the longest match and the captures
@@ -35,10 +38,17 @@
 //!   letters (so `{{\d+}}` silently fails to match digits); rejecting keeps tests portable.
 //!   Lazy quantifiers and look-around are errors in both (LLVM: "repetition-operator operand
 //!   invalid").
-//! * Numeric values are `i128` instead of arbitrary precision; larger values report overflow.
+//! * Numeric values are `i128` instead of arbitrary precision; a captured value that does not
+//!   fit leaves the variable undefined.
 //! * Back-reference matching (a variable used on its defining line) is exhaustive backtracking
-//!   with a step budget; pathological patterns may give up early.
-//! * `--dump-input` output follows LLVM 19's layout; `-v`/`-vv` annotations are best effort.
+//!   with a step budget; pathological patterns may give up early. As in LLVM 19 at most 9
+//!   variables can be back-referenced (LLVM 22 allows 20).
+//! * With `--enable-var-scope`, a numeric variable redefined after a `CHECK-LABEL` is cleared
+//!   again at the next label (LLVM 22 behaviour; LLVM 19 forgets to clear it).
+//! * Non-UTF-8 input bytes echoed in diagnostics are shown as U+FFFD (the output is a `String`).
+//! * Command-line handling mirrors LLVM's `cl`: `FILECHECK_OPTS` words come before the command
+//!   line (so the command line wins), `-D` takes its value attached (`-DNAME=VALUE`), syntax
+//!   errors exit 1. `--color` and `--dump-input-label-width` are accepted and ignored.
 
 mod directive;
 mod expr;
@@ -281,8 +291,50 @@ fn run_inner(
         source::canonicalize(check_text, opts.strict_whitespace),
     );
     let mut ctx = Context::default();
-    if !ctx.define_cmdline(&opts.defines, &mut sm, &mut stderr) {
-        return Outcome::err(2, stderr);
+    let file = match read_checks(opts, &mut sm, check_buf, &mut ctx, &mut stderr) {
+        Ok(f) => f,
+        Err(code) => return Outcome::err(code, stderr),
+    };
+    let shown_input = display_name(input_name);
+    let input = match usable_input(opts, input, shown_input) {
+        Ok(i) => i,
+        Err(msg) => return Outcome::err(2, stderr + &msg),
+    };
+    let input_buf = sm.add(
+        shown_input,
+        source::canonicalize(input, opts.strict_whitespace),
+    );
+    let (passed, out, diags) = check_input(opts, &sm, input_buf, &file, &mut ctx);
+    stderr.push_str(&out);
+    let exit_code = if passed { 0 } else { 1 };
+    let dump = opts.dump_input == DumpInput::Always
+        || (exit_code == 1 && opts.dump_input == DumpInput::Fail);
+    if dump {
+        let labels = DumpLabels {
+            check_buf,
+            implicit_bufs: &file.implicit_bufs,
+        };
+        stderr.push_str(&render_dump(
+            opts, &sm, &labels, &diags, input_buf, check_name,
+        ));
+    }
+    Outcome {
+        exit_code,
+        stdout: String::new(),
+        stderr,
+    }
+}
+
+/// Applies `-D` definitions and reads the check file.
+fn read_checks(
+    opts: &Options,
+    sm: &mut SourceMgr,
+    check_buf: source::BufId,
+    ctx: &mut Context,
+    stderr: &mut String,
+) -> Result<directive::CheckFile, i32> {
+    if !ctx.define_cmdline(&opts.defines, sm, stderr) {
+        return Err(2);
     }
     ctx.create_line_var();
     let check_prefixes = default_list(&opts.check_prefixes, &["CHECK"]);
@@ -299,38 +351,39 @@ fn run_inner(
             ignore_case: opts.ignore_case,
         },
     };
-    let file =
-        match directive::read_check_file(&mut sm, check_buf, &read_opts, &mut ctx, &mut stderr) {
-            Ok(f) => f,
-            Err(code) => return Outcome::err(code, stderr),
-        };
-    let shown_input = display_name(input_name);
-    let input = match input {
-        Ok(i) => i,
-        Err(e) => {
-            return Outcome::err(
-                2,
-                format!("{stderr}Could not open input file '{shown_input}': {e}\n"),
-            )
-        }
-    };
+    directive::read_check_file(sm, check_buf, &read_opts, ctx, stderr)
+}
+
+/// The input text, or the error LLVM reports for an unreadable or empty input.
+fn usable_input<'a>(
+    opts: &Options,
+    input: Result<&'a [u8], String>,
+    shown: &str,
+) -> Result<&'a [u8], String> {
+    let input = input.map_err(|e| format!("Could not open input file '{shown}': {e}\n"))?;
     if input.is_empty() && !opts.allow_empty {
         let cmd: String = opts.command_line.iter().map(|a| format!(" {a}")).collect();
-        stderr.push_str(&format!(
-            "FileCheck error: '{shown_input}' is empty.\nFileCheck command line: {cmd}\n"
+        return Err(format!(
+            "FileCheck error: '{shown}' is empty.\nFileCheck command line: {cmd}\n"
         ));
-        return Outcome::err(2, stderr);
     }
-    let input_buf = sm.add(
-        shown_input,
-        source::canonicalize(input, opts.strict_whitespace),
-    );
+    Ok(input)
+}
+
+/// Runs the checks; returns whether they passed, the diagnostics text and the dump annotations.
+fn check_input(
+    opts: &Options,
+    sm: &SourceMgr,
+    input_buf: source::BufId,
+    file: &directive::CheckFile,
+    ctx: &mut Context,
+) -> (bool, String, Vec<report::FcDiag>) {
     let record = opts.dump_input != DumpInput::Never;
-    let mut rep = Reporter::new(&sm, input_buf, record, opts.verbose, opts.verbose_verbose);
+    let mut rep = Reporter::new(sm, input_buf, record, opts.verbose, opts.verbose_verbose);
     let passed = Matcher {
         checks: &file.checks,
         input: sm.text(input_buf),
-        ctx: &mut ctx,
+        ctx,
         rep: &mut rep,
         opts: MatchOptions {
             enable_var_scope: opts.enable_var_scope,
@@ -338,43 +391,40 @@ fn run_inner(
         },
     }
     .check_input();
-    let exit_code = if passed { 0 } else { 1 };
     let (out, diags) = rep.into_parts();
-    stderr.push_str(&out);
-    if opts.dump_input == DumpInput::Always
-        || (exit_code == 1 && opts.dump_input == DumpInput::Fail)
-    {
-        stderr.push_str(&format!(
-            "\nInput file: {shown_input}\nCheck file: {check_name}\n\n-dump-input=help explains the following input dump.\n\n"
-        ));
-        let filter = opts
-            .dump_input_filter
-            .unwrap_or(if opts.dump_input == DumpInput::Always {
-                DumpInputFilter::All
-            } else {
-                DumpInputFilter::Error
-            });
-        let labels = DumpLabels {
-            check_buf,
-            implicit_bufs: &file.implicit_bufs,
-        };
-        let dump_opts = DumpOptions {
-            filter,
-            context: opts.dump_input_context,
-        };
-        stderr.push_str(&report::dump_input(
-            &sm,
-            &labels,
-            &diags,
-            sm.text(input_buf),
-            &dump_opts,
-        ));
-    }
-    Outcome {
-        exit_code,
-        stdout: String::new(),
-        stderr,
-    }
+    (passed, out, diags)
+}
+
+/// The `--dump-input` block: header and annotated input.
+fn render_dump(
+    opts: &Options,
+    sm: &SourceMgr,
+    labels: &DumpLabels<'_>,
+    diags: &[report::FcDiag],
+    input_buf: source::BufId,
+    check_name: &str,
+) -> String {
+    let default_filter = if opts.dump_input == DumpInput::Always {
+        DumpInputFilter::All
+    } else {
+        DumpInputFilter::Error
+    };
+    let dump_opts = DumpOptions {
+        filter: opts.dump_input_filter.unwrap_or(default_filter),
+        context: opts.dump_input_context,
+    };
+    let input_name = &sm.buf(input_buf).name;
+    let mut out = format!(
+        "\nInput file: {input_name}\nCheck file: {check_name}\n\n-dump-input=help explains the following input dump.\n\n"
+    );
+    out.push_str(&report::dump_input(
+        sm,
+        labels,
+        diags,
+        sm.text(input_buf),
+        &dump_opts,
+    ));
+    out
 }
 
 const DUMP_INPUT_HELP: &str = "\

@@ -204,13 +204,7 @@ impl<'a> Reporter<'a> {
             return false;
         }
         let print_diag = has_error || self.diags.is_none();
-        if self.diags.is_some() {
-            self.push_diag(who, match_ty, search, None);
-            for m in error_msgs.iter() {
-                self.push_diag(who, match_ty, (search.0, search.0), Some(m.clone()));
-            }
-            self.substitution_diags(who, search.0, match_ty, ctx);
-        }
+        self.record_no_match(who, match_ty, search, &error_msgs, ctx);
         if !print_diag {
             return has_error;
         }
@@ -234,6 +228,25 @@ impl<'a> Reporter<'a> {
             self.fuzzy_match(who, search);
         }
         has_error
+    }
+
+    /// Adds the "not found" result, pattern errors and substitutions to the dump annotations.
+    fn record_no_match(
+        &mut self,
+        who: &Who<'_>,
+        match_ty: MatchType,
+        search: (usize, usize),
+        errors: &[String],
+        ctx: &Context,
+    ) {
+        if self.diags.is_none() {
+            return;
+        }
+        self.push_diag(who, match_ty, search, None);
+        for m in errors {
+            self.push_diag(who, match_ty, (search.0, search.0), Some(m.clone()));
+        }
+        self.substitution_diags(who, search.0, match_ty, ctx);
     }
 
     /// Records a "match on wrong line" result (CHECK-NEXT/SAME/EMPTY); with `-v` the preceding
@@ -475,21 +488,8 @@ pub(crate) fn dump_input(
         }
         let elide = (prev_in_filter == 0 || prev_in_filter + opts.context < line)
             && (next_in_filter == usize::MAX || line + opts.context < next_in_filter);
-        let mut text = String::new();
         let line_start = pos;
-        let _ = write!(text, "{line:>width$}: ");
-        let mut bytes = Vec::new();
-        while pos < input.len() {
-            let b = input[pos];
-            pos += 1;
-            if b == b'\n' {
-                bytes.push(b' ');
-                break;
-            }
-            bytes.push(b);
-        }
-        text.push_str(&String::from_utf8_lossy(&bytes));
-        text.push('\n');
+        let mut text = render_input_line(input, &mut pos, line, width);
         let line_width = pos - line_start;
         while ai < anns.len() && anns[ai].line == line {
             render_annotation(&mut text, &anns[ai], width, line_width);
@@ -506,6 +506,22 @@ pub(crate) fn dump_input(
     flush_elided(&mut out, &mut elided, width);
     out.push_str(">>>>>>\n");
     out
+}
+
+/// Renders input line `line` starting at `*pos` (the newline shown as a space) and advances
+/// `*pos` past it.
+fn render_input_line(input: &[u8], pos: &mut usize, line: usize, width: usize) -> String {
+    let start = *pos;
+    let end = input[start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(input.len(), |i| start + i + 1);
+    *pos = end;
+    let mut bytes = input[start..end].to_vec();
+    if bytes.last() == Some(&b'\n') {
+        *bytes.last_mut().expect("non-empty") = b' ';
+    }
+    format!("{line:>width$}: {}\n", String::from_utf8_lossy(&bytes))
 }
 
 fn digits(n: usize) -> usize {
