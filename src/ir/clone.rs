@@ -58,13 +58,31 @@ pub fn clone_region(ctx: &mut Context, region: RegionId, map: &mut CloneMap) -> 
         map.blocks.insert(b, nb);
         ctx.body.append_block(copy, nb);
     }
+    let mut copies = Vec::new();
     for &b in &blocks {
         let nb = map.blocks[&b];
         let ops: Vec<OpId> = ctx.body.block_ops(b).collect();
         for op in ops {
             let c = clone_op(ctx, op, map);
             ctx.body.append_op(nb, c);
+            copies.push(c);
         }
     }
+    remap_forward_uses(ctx, &copies, map);
     copy
+}
+
+/// In graph regions an op may use a value defined later; once every op is copied, point such uses at the copies.
+fn remap_forward_uses(ctx: &mut Context, copies: &[OpId], map: &CloneMap) {
+    for &c in copies {
+        for op in std::iter::once(c).chain(super::walk::preorder(&ctx.body, c)) {
+            for i in 0..ctx.body.num_operands(op) {
+                let v = ctx.body.operand(op, i);
+                let mapped = map.value(v);
+                if mapped != v {
+                    ctx.body.set_operand(op, i, mapped);
+                }
+            }
+        }
+    }
 }
