@@ -45,7 +45,11 @@ fn run_once(tool: &str, flags: &[&str], file: &Path) -> (f64, Option<f64>) {
     let out = cmd.output().expect("failed to start the tool");
     let wall = start.elapsed().as_secs_f64();
     assert!(out.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&out.stderr));
-    let rss = String::from_utf8_lossy(&out.stderr).lines().last().and_then(|l| l.trim().parse::<f64>().ok()).map(|kb| kb / 1024.0);
+    let rss = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<f64>().ok())
+        .map(|kb| kb / 1024.0);
     (wall, rss)
 }
 
@@ -78,14 +82,19 @@ fn main() {
             generate(n, &file);
         }
         let mb = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
-        let mut tools = vec![("tap-opt", tap_opt.to_string(), vec!["--allow-unregistered-dialect", "--print-op-generic"])];
+        let mut tools =
+            vec![("tap-opt", tap_opt.to_string(), vec!["--allow-unregistered-dialect", "--print-op-generic"])];
         if let Some(m) = &mlir_opt {
             tools.push(("mlir-opt-22", m.clone(), vec!["--allow-unregistered-dialect", "--mlir-print-op-generic"]));
         }
         for (label, tool, flags) in tools {
             let (wall, rss) = median_run(&tool, &flags, &file);
             let rss = rss.map_or("n/a".to_string(), |r| format!("{r:.0}"));
-            println!("| {label} | {n} | {mb:.1} | {wall:.2} | {:.0}k | {:.1} | {rss} |", n as f64 / wall / 1e3, mb / wall);
+            println!(
+                "| {label} | {n} | {mb:.1} | {wall:.2} | {:.0}k | {:.1} | {rss} |",
+                n as f64 / wall / 1e3,
+                mb / wall
+            );
         }
     }
     if mlir_opt.is_none() {

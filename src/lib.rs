@@ -4,10 +4,10 @@
 //! rendered by `render`. See `ARCHITECTURE.md` for the module map and the dependency rules.
 #![warn(missing_docs)]
 
+pub mod dialects;
+pub mod driver;
 pub mod filecheck;
 pub mod ir;
 pub mod parse;
-pub mod dialects;
-pub mod render;
 pub mod passes;
-pub mod driver;
+pub mod render;

@@ -40,7 +40,8 @@ impl<'a> Files<'a> for SourceFiles<'a> {
 
     fn line_range(&'a self, id: usize, line_index: usize) -> Result<std::ops::Range<usize>, FilesError> {
         let file = self.file(id)?;
-        file.line_range(line_index).ok_or(FilesError::LineTooLarge { given: line_index, max: file.line_index(file.text.len() as u32) })
+        file.line_range(line_index)
+            .ok_or(FilesError::LineTooLarge { given: line_index, max: file.line_index(file.text.len() as u32) })
     }
 }
 
@@ -81,7 +82,9 @@ fn place(ctx: &Context, loc: Loc) -> Place {
                 }
             }
             LocData::Name { child: Some(c), .. } => place(ctx, *c),
-            LocData::Fused { locs, .. } => locs.iter().map(|l| place(ctx, *l)).find(|p| !matches!(p, Place::Unknown)).unwrap_or(Place::Unknown),
+            LocData::Fused { locs, .. } => {
+                locs.iter().map(|l| place(ctx, *l)).find(|p| !matches!(p, Place::Unknown)).unwrap_or(Place::Unknown)
+            }
             LocData::CallSite { callee, .. } => place(ctx, *callee),
             LocData::Name { child: None, .. } => Place::Unknown,
         },
@@ -105,7 +108,9 @@ pub fn render_all(ctx: &Context, diags: &[Diagnostic], style: Style) -> String {
 
 fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, out: &mut String) {
     match (place(ctx, diag.loc), style) {
-        (Place::Source(file, offset), Style::Rich) => out.push_str(&codespan(ctx, diag, file, offset, DisplayStyle::Rich)),
+        (Place::Source(file, offset), Style::Rich) => {
+            out.push_str(&codespan(ctx, diag, file, offset, DisplayStyle::Rich))
+        }
         (Place::Source(file, offset), Style::Mlir) => {
             let header = codespan(ctx, diag, file, offset, DisplayStyle::Short);
             out.push_str(&header);
@@ -118,7 +123,9 @@ fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, out: &mut String) 
                 out.push_str(&caret_line(&shown, col));
             }
         }
-        (Place::Named(name, line, col), _) => out.push_str(&format!("{name}:{line}:{col}: {}: {}\n", diag.severity, diag.message)),
+        (Place::Named(name, line, col), _) => {
+            out.push_str(&format!("{name}:{line}:{col}: {}: {}\n", diag.severity, diag.message))
+        }
         (Place::Unknown, _) => out.push_str(&format!("<unknown>:0: {}: {}\n", diag.severity, diag.message)),
     }
 }
@@ -148,7 +155,8 @@ fn clip_line(text: &str, col: u32) -> (String, u32) {
 
 /// Spaces up to the column (tabs kept, so the caret lines up) and a `^`.
 fn caret_line(text: &str, col: u32) -> String {
-    let mut s: String = text.bytes().take(col.saturating_sub(1) as usize).map(|b| if b == b'\t' { '\t' } else { ' ' }).collect();
+    let mut s: String =
+        text.bytes().take(col.saturating_sub(1) as usize).map(|b| if b == b'\t' { '\t' } else { ' ' }).collect();
     s.push_str("^\n");
     s
 }
@@ -161,7 +169,8 @@ fn codespan(ctx: &Context, diag: &Diagnostic, file: FileId, offset: u32, display
         Severity::Remark => CsSeverity::Help,
     };
     let start = offset as usize;
-    let d = CsDiagnostic::new(severity).with_message(&diag.message).with_label(Label::primary(file.index(), start..start));
+    let d =
+        CsDiagnostic::new(severity).with_message(&diag.message).with_label(Label::primary(file.index(), start..start));
     let config = Config { display_style: display, ..Config::default() };
     let files = SourceFiles(&ctx.sources);
     let text = term::emit_into_string(&config, &files, &d).unwrap_or_default();

@@ -109,7 +109,8 @@ fn the_checker_catches_a_forbidden_import() {
     fs::create_dir_all(dir.join("ir")).unwrap();
     fs::create_dir_all(dir.join("dialects/func")).unwrap();
     fs::write(dir.join("ir/x.rs"), "use crate::parse::lexer;\n").unwrap();
-    fs::write(dir.join("dialects/func/y.rs"), "use crate::dialects::builtin::module;\nuse crate::ir::Context;\n").unwrap();
+    fs::write(dir.join("dialects/func/y.rs"), "use crate::dialects::builtin::module;\nuse crate::ir::Context;\n")
+        .unwrap();
     let bad = violations(&dir);
     let _ = fs::remove_dir_all(&dir);
     assert_eq!(bad.len(), 2, "{bad:?}");

@@ -41,20 +41,28 @@ fn round_trip(chunk: &str, origin: &str) -> bool {
     let Ok((ctx, module)) = parse(chunk) else { return false };
     for generic in [true, false] {
         let first = print(&ctx, module, generic);
-        let (ctx2, module2) = parse(&first).unwrap_or_else(|e| panic!("{origin}: printed IR does not parse again: {e}\n{first}"));
+        let (ctx2, module2) =
+            parse(&first).unwrap_or_else(|e| panic!("{origin}: printed IR does not parse again: {e}\n{first}"));
         let second = print(&ctx2, module2, generic);
         assert_eq!(first, second, "{origin}: print(parse(print(x))) differs from print(x) (generic = {generic})");
     }
     // The pretty form carries the same IR as the generic form.
     let (pretty_ctx, pretty_module) = parse(&print(&ctx, module, false)).expect("pretty form parses");
-    assert_eq!(print(&pretty_ctx, pretty_module, true), print(&ctx, module, true), "{origin}: pretty and generic forms differ");
+    assert_eq!(
+        print(&pretty_ctx, pretty_module, true),
+        print(&ctx, module, true),
+        "{origin}: pretty and generic forms differ"
+    );
     true
 }
 
 fn meant_to_fail(path: &Path, file_text: &str, chunk: &str) -> bool {
     let name = path.file_name().unwrap().to_string_lossy();
     let in_invalid_corpus = path.parent().is_some_and(|d| d.ends_with("tests/diagnostics"));
-    in_invalid_corpus || name.starts_with("invalid") || chunk.contains("expected-error") || file_text.contains("not tap-opt")
+    in_invalid_corpus
+        || name.starts_with("invalid")
+        || chunk.contains("expected-error")
+        || file_text.contains("not tap-opt")
 }
 
 #[test]
@@ -74,7 +82,10 @@ fn every_tap_file_round_trips() {
             if round_trip(chunk, &origin) {
                 checked += 1;
             } else {
-                assert!(meant_to_fail(path, &text, chunk), "{origin} does not parse or verify but is not marked as invalid");
+                assert!(
+                    meant_to_fail(path, &text, chunk),
+                    "{origin} does not parse or verify but is not marked as invalid"
+                );
                 invalid += 1;
             }
         }

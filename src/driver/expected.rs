@@ -28,7 +28,8 @@ pub struct Expectation {
 fn annotation_regex() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}").unwrap()
+        Regex::new(r"expected-(error|note|remark|warning)(-re)? *(@([+-][0-9]+|above|below|unknown))? *\{\{(.*)\}\}")
+            .unwrap()
     })
 }
 
@@ -54,7 +55,9 @@ pub fn collect(text: &str, range: Range<usize>, file: FileId) -> (Vec<Expectatio
                 None => Some(this_line),
                 Some("unknown") => None,
                 Some("above") => (0..i).rev().find(|&j| !is_designator(lines[j].1)).map(|j| first_line + j as u32),
-                Some("below") => (i + 1..lines.len()).find(|&j| !is_designator(lines[j].1)).map(|j| first_line + j as u32),
+                Some("below") => {
+                    (i + 1..lines.len()).find(|&j| !is_designator(lines[j].1)).map(|j| first_line + j as u32)
+                }
                 Some(rel) => rel.parse::<i64>().ok().map(|d| (this_line as i64 + d) as u32),
             };
             let message = caps[5].to_string();
@@ -105,7 +108,9 @@ fn diag_line(ctx: &Context, loc: Loc, file: FileId) -> Option<u32> {
     match loc {
         Loc::Source { file: f, offset } if f == file => Some(ctx.sources.file(f).line_col(offset).line),
         Loc::Id(id) => match &ctx.locs[id] {
-            LocData::FileLineCol { file: name, line, .. } if ctx.str(*name) == ctx.sources.file(file).name => Some(*line),
+            LocData::FileLineCol { file: name, line, .. } if ctx.str(*name) == ctx.sources.file(file).name => {
+                Some(*line)
+            }
             LocData::Name { child: Some(c), .. } => diag_line(ctx, *c, file),
             LocData::CallSite { callee, .. } => diag_line(ctx, *callee, file),
             LocData::Fused { locs, .. } => locs.iter().find_map(|l| diag_line(ctx, *l, file)),
@@ -116,7 +121,13 @@ fn diag_line(ctx: &Context, loc: Loc, file: FileId) -> Option<u32> {
 }
 
 /// Matches `diags` (with their notes) against `expected`; returns the failures to report.
-pub fn check(ctx: &Context, file: FileId, expected: &mut [Expectation], diags: &[Diagnostic], mode: VerifyMode) -> Vec<Diagnostic> {
+pub fn check(
+    ctx: &Context,
+    file: FileId,
+    expected: &mut [Expectation],
+    diags: &[Diagnostic],
+    mode: VerifyMode,
+) -> Vec<Diagnostic> {
     let mut failures = Vec::new();
     let flat = diags.iter().flat_map(|d| std::iter::once(d).chain(d.notes.iter()));
     for d in flat {

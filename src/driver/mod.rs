@@ -103,7 +103,10 @@ fn read_input(path: &str) -> Result<(String, Arc<str>), String> {
     };
     match String::from_utf8(bytes) {
         Ok(s) => Ok((name, Arc::from(s))),
-        Err(e) => Err(format!("{name}: error: input is not valid UTF-8 (invalid byte at offset {})", e.utf8_error().valid_up_to())),
+        Err(e) => Err(format!(
+            "{name}: error: input is not valid UTF-8 (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )),
     }
 }
 
@@ -130,7 +133,7 @@ impl Driver<'_> {
     fn process_all(&mut self, out: &mut dyn Write) -> Result<bool, String> {
         let ranges = match &self.opts.split_marker {
             Some(marker) => split::split(&self.text, marker),
-            None => vec![0..self.text.len()],
+            None => std::iter::once(0..self.text.len()).collect(),
         };
         let mut ok = true;
         let last = ranges.len() - 1;
@@ -143,7 +146,12 @@ impl Driver<'_> {
         Ok(ok)
     }
 
-    fn process_chunk(&mut self, range: std::ops::Range<usize>, out: &mut dyn Write, last: bool) -> Result<bool, String> {
+    fn process_chunk(
+        &mut self,
+        range: std::ops::Range<usize>,
+        out: &mut dyn Write,
+        last: bool,
+    ) -> Result<bool, String> {
         let mut ctx = Context::new(self.registry.clone());
         ctx.allow_unregistered = self.opts.allow_unregistered;
         let file = ctx.sources.add(self.name.clone(), self.text.clone());
@@ -187,7 +195,13 @@ impl Driver<'_> {
     }
 
     /// Renders diagnostics (or checks them under `--verify-diagnostics`); returns whether the chunk succeeded.
-    fn report(&mut self, ctx: &Context, file: crate::ir::FileId, range: std::ops::Range<usize>, diags: &[Diagnostic]) -> bool {
+    fn report(
+        &mut self,
+        ctx: &Context,
+        file: crate::ir::FileId,
+        range: std::ops::Range<usize>,
+        diags: &[Diagnostic],
+    ) -> bool {
         let style = if self.opts.rich_diagnostics { Style::Rich } else { Style::Mlir };
         let Some(mode) = self.opts.verify_diagnostics else {
             let _ = write!(self.err, "{}", render_all(ctx, diags, style));

@@ -127,7 +127,9 @@ fn bool_value(flag: &str, value: Option<&str>) -> Result<bool, String> {
     match value {
         None | Some("true") | Some("1") => Ok(true),
         Some("false") | Some("0") => Ok(false),
-        Some(v) => Err(format!("tap-opt: for the --{flag} option: '{v}' is invalid value for boolean argument! Try 0 or 1")),
+        Some(v) => {
+            Err(format!("tap-opt: for the --{flag} option: '{v}' is invalid value for boolean argument! Try 0 or 1"))
+        }
     }
 }
 
@@ -166,7 +168,11 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                 o.verify_diagnostics = Some(match value {
                     None | Some("all") => VerifyMode::All,
                     Some("only-expected") => VerifyMode::OnlyExpected,
-                    Some(v) => return Err(format!("tap-opt: for the --verify-diagnostics option: Cannot find option named '{v}'!")),
+                    Some(v) => {
+                        return Err(format!(
+                            "tap-opt: for the --verify-diagnostics option: Cannot find option named '{v}'!"
+                        ))
+                    }
                 })
             }
             "print-op-generic" => o.print_generic = bool_value(flag, value)?,
@@ -188,7 +194,11 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                 o.rich_diagnostics = match take(flag)?.as_str() {
                     "mlir" => false,
                     "rich" => true,
-                    v => return Err(format!("tap-opt: for the --diagnostic-style option: Cannot find option named '{v}'!")),
+                    v => {
+                        return Err(format!(
+                            "tap-opt: for the --diagnostic-style option: Cannot find option named '{v}'!"
+                        ))
+                    }
                 }
             }
             "disable-threading" | "print-local-scope" => {}
@@ -200,7 +210,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
     match positional.len() {
         0 => {}
         1 => o.input = positional.remove(0),
-        _ => return Err(format!("tap-opt: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: tap-opt --help")),
+        _ => return Err("tap-opt: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: tap-opt --help".into()),
     }
     Ok(o)
 }

@@ -72,12 +72,7 @@ fn is_part_of_word(c: u8) -> bool {
 
 /// LLVM's `FindCheckType` for `prefix` found at `pos`. Returns the kind and the offset after
 /// the directive's colon (or where an error should point).
-fn find_check_type(
-    text: &[u8],
-    pos: usize,
-    prefix: &str,
-    is_comment: bool,
-) -> (Found, Option<usize>) {
+fn find_check_type(text: &[u8], pos: usize, prefix: &str, is_comment: bool) -> (Found, Option<usize>) {
     if text.len() - pos <= prefix.len() {
         return (Found::None, None);
     }
@@ -113,18 +108,13 @@ fn find_suffix(text: &[u8], mut r: usize) -> (Found, Option<usize>) {
     if rest.starts_with(b"COUNT-") {
         r += 6;
         let digits = text[r..].iter().take_while(|b| b.is_ascii_digit()).count();
-        let count: Option<u64> = std::str::from_utf8(&text[r..r + digits])
-            .ok()
-            .and_then(|s| s.parse().ok());
+        let count: Option<u64> = std::str::from_utf8(&text[r..r + digits]).ok().and_then(|s| s.parse().ok());
         r += digits;
         let ok_count = count.filter(|&c| c > 0 && c <= i32::MAX as u64);
         let next = text.get(r).copied();
         return match ok_count {
             Some(c) if matches!(next, Some(b':' | b'{')) => {
-                let ty = CheckType {
-                    count: c as usize,
-                    ..CheckType::of(CheckKind::Plain)
-                };
+                let ty = CheckType { count: c as usize, ..CheckType::of(CheckKind::Plain) };
                 consume_modifiers(text, r, ty)
             }
             _ => (Found::BadCount, Some(r)),
@@ -200,8 +190,7 @@ struct PrefixMatcher<'t, 'p> {
 
 impl<'t, 'p> PrefixMatcher<'t, 'p> {
     fn new(text: &'t [u8], prefixes: Vec<&'p str>) -> Self {
-        let mut prefixes: Vec<(&str, Option<usize>)> =
-            prefixes.into_iter().map(|p| (p, Some(0))).collect();
+        let mut prefixes: Vec<(&str, Option<usize>)> = prefixes.into_iter().map(|p| (p, Some(0))).collect();
         prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
         let mut m = PrefixMatcher { text, prefixes };
         for i in 0..m.prefixes.len() {
@@ -230,10 +219,7 @@ fn find(text: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     if needle.is_empty() || from >= text.len() {
         return None;
     }
-    text[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
+    text[from..].windows(needle.len()).position(|w| w == needle).map(|p| p + from)
 }
 
 /// Reads the check file in buffer `buf`. Errors are printed to `out`; `Err` carries the exit
@@ -260,10 +246,7 @@ pub(crate) fn read_check_file(
     let end = reader.read_directives()?;
     reader.check_prefixes_used()?;
     reader.add_eof_check(end);
-    Ok(CheckFile {
-        checks: reader.checks,
-        implicit_bufs,
-    })
+    Ok(CheckFile { checks: reader.checks, implicit_bufs })
 }
 
 /// Compiles the `--implicit-check-not` patterns, each in its own "command line" buffer.
@@ -281,15 +264,9 @@ fn implicit_patterns(
         let id = sm.add("command line", text.into_bytes());
         bufs.push(id);
         let span = Span::new(sm.text(id), id, prefix.len(), prefix.len() + p.len());
-        let mut parser = PatternParser {
-            ctx,
-            opts: opts.pattern,
-        };
+        let mut parser = PatternParser { ctx, opts: opts.pattern };
         match parser.parse(span, "IMPLICIT-CHECK", CheckType::of(CheckKind::Not), None) {
-            Ok(pat) => pats.push(DagNot {
-                pat,
-                prefix: "IMPLICIT-CHECK".into(),
-            }),
+            Ok(pat) => pats.push(DagNot { pat, prefix: "IMPLICIT-CHECK".into() }),
             Err(e) => e.print(sm, out),
         }
     }
@@ -341,12 +318,7 @@ impl<'o> Reader<'_, 'o> {
                 let is_comment = self.opts.comment_prefixes.iter().any(|c| c == prefix);
                 let (found, after) = find_check_type(text, pos, prefix, is_comment);
                 if found != Found::None {
-                    return Some(Directive {
-                        prefix,
-                        start: pos,
-                        found,
-                        after,
-                    });
+                    return Some(Directive { prefix, start: pos, found, after });
                 }
             }
             let mut p = pos + prefix.len();
@@ -363,12 +335,7 @@ impl<'o> Reader<'_, 'o> {
         let text = self.sm.text(self.buf).to_vec();
         let text_len = text.len();
         let opts = self.opts;
-        let all: Vec<&'o str> = opts
-            .check_prefixes
-            .iter()
-            .chain(opts.comment_prefixes)
-            .map(String::as_str)
-            .collect();
+        let all: Vec<&'o str> = opts.check_prefixes.iter().chain(opts.comment_prefixes).map(String::as_str).collect();
         let mut matcher = PrefixMatcher::new(&text, all);
         let mut cur = 0;
         while let Some(d) = self.next_directive(&text, &mut matcher, &mut cur) {
@@ -391,16 +358,12 @@ impl<'o> Reader<'_, 'o> {
         let msg = match d.found {
             Found::Misspelled => {
                 let end = d.after.unwrap_or(cur);
-                let text =
-                    String::from_utf8_lossy(&self.sm.text(self.buf)[d.start..end]).into_owned();
+                let text = String::from_utf8_lossy(&self.sm.text(self.buf)[d.start..end]).into_owned();
                 let e = ErrorDiag::new(self.loc(d.start), format!("misspelled directive '{text}'"));
                 return Err(self.fail(e));
             }
             Found::BadNot => format!("unsupported -NOT combo on prefix '{}'", d.prefix),
-            Found::BadCount => format!(
-                "invalid count in -COUNT specification on prefix '{}'",
-                d.prefix
-            ),
+            Found::BadCount => format!("invalid count in -COUNT specification on prefix '{}'", d.prefix),
             _ => return Ok(()),
         };
         Err(self.fail(ErrorDiag::new(self.loc(cur), msg)))
@@ -415,35 +378,21 @@ impl<'o> Reader<'_, 'o> {
                 cur += 1;
             }
         }
-        let eol = text[cur..]
-            .iter()
-            .position(|&b| b == b'\n' || b == b'\r')
-            .map_or(text.len(), |e| cur + e);
+        let eol = text[cur..].iter().position(|&b| b == b'\n' || b == b'\r').map_or(text.len(), |e| cur + e);
         ((cur, eol), eol)
     }
 
-    fn add_directive(
-        &mut self,
-        d: &Directive<'_>,
-        ty: CheckType,
-        pattern: (usize, usize),
-    ) -> Result<(), i32> {
+    fn add_directive(&mut self, d: &Directive<'_>, ty: CheckType, pattern: (usize, usize)) -> Result<(), i32> {
         let line = self.sm.line_col(self.loc(d.start)).0;
         let span = Span::new(self.sm.text(self.buf), self.buf, pattern.0, pattern.1);
-        let mut parser = PatternParser {
-            ctx: self.ctx,
-            opts: self.opts.pattern,
-        };
+        let mut parser = PatternParser { ctx: self.ctx, opts: self.opts.pattern };
         let pat = match parser.parse(span, d.prefix, ty, Some(line)) {
             Ok(p) => p,
             Err(e) => return Err(self.fail(e)),
         };
         let start = self.loc(d.start);
         if ty.kind == CheckKind::Label && pat.has_variable() {
-            let msg = format!(
-                "found '{}-LABEL:' with variable definition or use",
-                d.prefix
-            );
+            let msg = format!("found '{}-LABEL:' with variable definition or use", d.prefix);
             return Err(self.fail(ErrorDiag::new(start, msg)));
         }
         let needs_previous = match ty.kind {
@@ -462,24 +411,14 @@ impl<'o> Reader<'_, 'o> {
             return Ok(());
         }
         let dag_not = std::mem::replace(&mut self.dag_not, self.implicit.clone());
-        self.checks.push(CheckString {
-            loc: pat.loc,
-            pat,
-            prefix,
-            dag_not,
-        });
+        self.checks.push(CheckString { loc: pat.loc, pat, prefix, dag_not });
         Ok(())
     }
 
     /// Every check prefix must be used (unless `--allow-unused-prefixes`); with the default
     /// prefix, `--implicit-check-not` alone is enough.
     fn check_prefixes_used(&mut self) -> Result<(), i32> {
-        let distinct: BTreeSet<&str> = self
-            .opts
-            .check_prefixes
-            .iter()
-            .map(String::as_str)
-            .collect();
+        let distinct: BTreeSet<&str> = self.opts.check_prefixes.iter().map(String::as_str).collect();
         let none_found = self.not_found.len() == distinct.len();
         let unused = !self.opts.allow_unused_prefixes && !self.not_found.is_empty();
         let implicit_ok = !self.opts.implicit_check_not.is_empty() && self.opts.default_prefix;
@@ -488,10 +427,7 @@ impl<'o> Reader<'_, 'o> {
         }
         let list: Vec<String> = self.not_found.iter().map(|p| format!("'{p}:'")).collect();
         let plural = if self.not_found.len() > 1 { "es" } else { "" };
-        self.out.push_str(&format!(
-            "error: no check strings found with prefix{plural} {}\n",
-            list.join(", ")
-        ));
+        self.out.push_str(&format!("error: no check strings found with prefix{plural} {}\n", list.join(", ")));
         Err(2)
     }
 
@@ -504,18 +440,8 @@ impl<'o> Reader<'_, 'o> {
         let line = text.iter().filter(|&&b| b == b'\n').count() + 2;
         let loc = self.loc(end.min(text.len()));
         let pat = Pattern::empty(CheckType::of(CheckKind::Eof), loc, Some(line));
-        let prefix = self
-            .opts
-            .check_prefixes
-            .first()
-            .cloned()
-            .unwrap_or_default();
+        let prefix = self.opts.check_prefixes.first().cloned().unwrap_or_default();
         let dag_not = std::mem::take(&mut self.dag_not);
-        self.checks.push(CheckString {
-            pat,
-            prefix,
-            loc,
-            dag_not,
-        });
+        self.checks.push(CheckString { pat, prefix, loc, dag_not });
     }
 }

@@ -36,11 +36,7 @@ pub(crate) struct Format {
 impl Format {
     /// A format of `kind` without precision or alternate form.
     pub fn of(kind: FormatKind) -> Self {
-        Format {
-            kind,
-            precision: 0,
-            alt: false,
-        }
+        Format { kind, precision: 0, alt: false }
     }
 
     /// Whether a format is set (LLVM's `operator bool`).
@@ -149,19 +145,9 @@ pub(crate) enum Ast {
     /// Integer literal.
     Literal { text: String, value: i128 },
     /// Use of a numeric variable (`@LINE` included).
-    Var {
-        name: String,
-        loc: Loc,
-        var: NumVarId,
-    },
+    Var { name: String, loc: Loc, var: NumVarId },
     /// Binary operation or function call.
-    Binop {
-        text: String,
-        loc: Loc,
-        func: Func,
-        lhs: Box<Ast>,
-        rhs: Box<Ast>,
-    },
+    Binop { text: String, loc: Loc, func: Func, lhs: Box<Ast>, rhs: Box<Ast> },
 }
 
 /// Why an evaluation failed.
@@ -185,10 +171,9 @@ impl Ast {
     pub fn eval(&self, ctx: &Context) -> Result<i128, EvalError> {
         match self {
             Ast::Literal { value, .. } => Ok(*value),
-            Ast::Var { name, loc, var } => ctx
-                .num_var(*var)
-                .value
-                .ok_or_else(|| EvalError::Undefined(vec![(name.clone(), *loc)])),
+            Ast::Var { name, loc, var } => {
+                ctx.num_var(*var).value.ok_or_else(|| EvalError::Undefined(vec![(name.clone(), *loc)]))
+            }
             Ast::Binop { func, lhs, rhs, .. } => match (lhs.eval(ctx), rhs.eval(ctx)) {
                 (Ok(l), Ok(r)) => func.apply(l, r),
                 (l, r) => Err(join_errors(l.err(), r.err())),
@@ -302,11 +287,7 @@ pub(crate) fn parse_variable<'a>(s: &mut Span<'a>) -> PResult<VarName<'a>> {
 impl ExprParser<'_> {
     /// LLVM's `parseNumericSubstitutionBlock`: returns the expression and the variable it
     /// defines, if any.
-    pub fn parse_block(
-        &mut self,
-        mut expr: Span<'_>,
-        legacy_line: bool,
-    ) -> PResult<(Expression, Option<NumVarId>)> {
+    pub fn parse_block(&mut self, mut expr: Span<'_>, legacy_line: bool) -> PResult<(Expression, Option<NumVarId>)> {
         let explicit = self.parse_format_spec(&mut expr)?;
         let mut def = None;
         if let Some(d) = expr.find(b":") {
@@ -318,10 +299,7 @@ impl ExprParser<'_> {
         expr = expr.ltrim(SPACE_CHARS);
         let ast = if expr.is_empty() {
             if constraint {
-                return err(
-                    expr.loc(),
-                    "empty numeric expression should not have a constraint",
-                );
+                return err(expr.loc(), "empty numeric expression should not have a constraint");
             }
             None
         } else {
@@ -335,11 +313,7 @@ impl ExprParser<'_> {
         Ok((Expression { ast, format }, var))
     }
 
-    fn select_format(
-        &self,
-        explicit: Option<(Format, usize)>,
-        ast: Option<&Ast>,
-    ) -> PResult<Format> {
+    fn select_format(&self, explicit: Option<(Format, usize)>, ast: Option<&Ast>) -> PResult<Format> {
         let precision = explicit.map_or(0, |e| e.1);
         let mut format = match (explicit, ast) {
             (Some((f, _)), _) if f.is_set() => f,
@@ -347,10 +321,7 @@ impl ExprParser<'_> {
             _ => Format::of(FormatKind::NoFormat),
         };
         if !format.is_set() {
-            format = Format {
-                precision,
-                ..Format::of(FormatKind::Unsigned)
-            };
+            format = Format { precision, ..Format::of(FormatKind::Unsigned) };
         }
         Ok(format)
     }
@@ -367,10 +338,7 @@ impl ExprParser<'_> {
         let mut f = expr.take_front(end).trim(SPACE_CHARS);
         *expr = expr.drop_front(end + 1);
         if !f.consume_front(b"%") {
-            return err(
-                f.loc(),
-                "invalid matching format specification in expression",
-            );
+            return err(f.loc(), "invalid matching format specification in expression");
         }
         let alt_loc = f.loc();
         let alt = f.consume_front(b"#");
@@ -391,48 +359,27 @@ impl ExprParser<'_> {
                 Some(b'X') => FormatKind::HexUpper,
                 _ => return err(loc, "invalid format specifier in expression"),
             };
-            format = Format {
-                kind,
-                precision,
-                alt: alt && matches!(kind, FormatKind::HexLower | FormatKind::HexUpper),
-            };
+            format =
+                Format { kind, precision, alt: alt && matches!(kind, FormatKind::HexLower | FormatKind::HexUpper) };
         }
         if alt && !format.is_hex() {
             return err(alt_loc, "alternate form only supported for hex values");
         }
         let f = f.ltrim(SPACE_CHARS);
         if !f.is_empty() {
-            return err(
-                f.loc(),
-                "invalid matching format specification in expression",
-            );
+            return err(f.loc(), "invalid matching format specification in expression");
         }
         Ok(Some((format, precision)))
     }
 
-    fn parse_top_expr(
-        &mut self,
-        mut expr: Span<'_>,
-        legacy: bool,
-        maybe_constraint: bool,
-    ) -> PResult<Ast> {
+    fn parse_top_expr(&mut self, mut expr: Span<'_>, legacy: bool, maybe_constraint: bool) -> PResult<Ast> {
         let outer = expr;
-        let allowed = if legacy {
-            Operand::LineVar
-        } else {
-            Operand::Any
-        };
+        let allowed = if legacy { Operand::LineVar } else { Operand::Any };
         let mut ast = self.parse_operand(&mut expr, allowed, maybe_constraint)?;
         while !expr.is_empty() {
             ast = self.parse_binop(outer, &mut expr, ast, legacy)?;
             if legacy && !expr.is_empty() {
-                return err(
-                    expr.loc(),
-                    format!(
-                        "unexpected characters at end of expression '{}'",
-                        expr.string()
-                    ),
-                );
+                return err(expr.loc(), format!("unexpected characters at end of expression '{}'", expr.string()));
             }
         }
         Ok(ast)
@@ -442,29 +389,19 @@ impl ExprParser<'_> {
         let v = parse_variable(&mut expr)?;
         let name = v.name.string();
         if v.pseudo {
-            return err(
-                v.name.loc(),
-                "definition of pseudo numeric variable unsupported",
-            );
+            return err(v.name.loc(), "definition of pseudo numeric variable unsupported");
         }
         if self.ctx.string_var_defined(&name) {
-            return err(
-                v.name.loc(),
-                format!("string variable with name '{name}' already exists"),
-            );
+            return err(v.name.loc(), format!("string variable with name '{name}' already exists"));
         }
         let expr = expr.ltrim(SPACE_CHARS);
         if !expr.is_empty() {
-            return err(
-                expr.loc(),
-                "unexpected characters after numeric variable name",
-            );
+            return err(expr.loc(), "unexpected characters after numeric variable name");
         }
         match self.ctx.num_table_get(&name) {
-            Some(id) if !self.ctx.num_var(id).format.same(&format) => err(
-                expr.loc(),
-                "format different from previous variable definition",
-            ),
+            Some(id) if !self.ctx.num_var(id).format.same(&format) => {
+                err(expr.loc(), "format different from previous variable definition")
+            }
             Some(id) => Ok(id),
             None => Ok(self.ctx.make_num_var(&name, format, self.line)),
         }
@@ -473,41 +410,24 @@ impl ExprParser<'_> {
     fn parse_var_use(&mut self, v: &VarName<'_>) -> PResult<Ast> {
         let name = v.name.string();
         if v.pseudo && name != "@LINE" {
-            return err(
-                v.name.loc(),
-                format!("invalid pseudo numeric variable '{name}'"),
-            );
+            return err(v.name.loc(), format!("invalid pseudo numeric variable '{name}'"));
         }
         let id = match self.ctx.num_table_get(&name) {
             Some(id) => id,
             None => {
-                let id = self
-                    .ctx
-                    .make_num_var(&name, Format::of(FormatKind::Unsigned), None);
+                let id = self.ctx.make_num_var(&name, Format::of(FormatKind::Unsigned), None);
                 self.ctx.num_table_insert(&name, id);
                 id
             }
         };
         let def_line = self.ctx.num_var(id).def_line;
         if def_line.is_some() && self.line.is_some() && def_line == self.line {
-            return err(
-                v.name.loc(),
-                format!("numeric variable '{name}' defined earlier in the same CHECK directive"),
-            );
+            return err(v.name.loc(), format!("numeric variable '{name}' defined earlier in the same CHECK directive"));
         }
-        Ok(Ast::Var {
-            name,
-            loc: v.name.loc(),
-            var: id,
-        })
+        Ok(Ast::Var { name, loc: v.name.loc(), var: id })
     }
 
-    fn parse_operand(
-        &mut self,
-        expr: &mut Span<'_>,
-        allowed: Operand,
-        maybe_constraint: bool,
-    ) -> PResult<Ast> {
+    fn parse_operand(&mut self, expr: &mut Span<'_>, allowed: Operand, maybe_constraint: bool) -> PResult<Ast> {
         if expr.starts_with(b"(") {
             if allowed != Operand::Any {
                 return err(expr.loc(), "parenthesized expression not permitted here");
@@ -534,30 +454,14 @@ impl ExprParser<'_> {
         self.parse_literal(expr, allowed, maybe_constraint)
     }
 
-    fn parse_literal(
-        &mut self,
-        expr: &mut Span<'_>,
-        allowed: Operand,
-        maybe_constraint: bool,
-    ) -> PResult<Ast> {
+    fn parse_literal(&mut self, expr: &mut Span<'_>, allowed: Operand, maybe_constraint: bool) -> PResult<Ast> {
         let save = *expr;
         let neg = expr.consume_front(b"-");
-        let radix = if allowed == Operand::LegacyLiteral {
-            10
-        } else {
-            0
-        };
+        let radix = if allowed == Operand::LegacyLiteral { 10 } else { 0 };
         match consume_integer(expr, radix).and_then(|v| i128::try_from(v).ok()) {
-            Some(v) => Ok(Ast::Literal {
-                text: save.drop_back(expr.len()).string(),
-                value: if neg { -v } else { v },
-            }),
+            Some(v) => Ok(Ast::Literal { text: save.drop_back(expr.len()).string(), value: if neg { -v } else { v } }),
             None => {
-                let what = if maybe_constraint {
-                    "matching constraint or "
-                } else {
-                    ""
-                };
+                let what = if maybe_constraint { "matching constraint or " } else { "" };
                 err(save.loc(), format!("invalid {what}operand format"))
             }
         }
@@ -583,13 +487,7 @@ impl ExprParser<'_> {
         Ok(sub)
     }
 
-    fn parse_binop(
-        &mut self,
-        whole: Span<'_>,
-        rest: &mut Span<'_>,
-        lhs: Ast,
-        legacy: bool,
-    ) -> PResult<Ast> {
+    fn parse_binop(&mut self, whole: Span<'_>, rest: &mut Span<'_>, lhs: Ast, legacy: bool) -> PResult<Ast> {
         *rest = rest.ltrim(SPACE_CHARS);
         if rest.is_empty() {
             return Ok(lhs);
@@ -607,11 +505,7 @@ impl ExprParser<'_> {
         if rest.is_empty() {
             return err(rest.loc(), "missing operand in expression");
         }
-        let allowed = if legacy {
-            Operand::LegacyLiteral
-        } else {
-            Operand::Any
-        };
+        let allowed = if legacy { Operand::LegacyLiteral } else { Operand::Any };
         let rhs = self.parse_operand(rest, allowed, false)?;
         Ok(Ast::Binop {
             text: whole.drop_back(rest.len()).string(),
@@ -631,12 +525,7 @@ impl ExprParser<'_> {
             b"min" => Func::Min,
             b"mul" => Func::Mul,
             b"sub" => Func::Sub,
-            _ => {
-                return err(
-                    name.loc(),
-                    format!("call to undefined function '{}'", name.string()),
-                )
-            }
+            _ => return err(name.loc(), format!("call to undefined function '{}'", name.string())),
         };
         expr.consume_front(b"(");
         *expr = expr.ltrim(SPACE_CHARS);
@@ -646,21 +535,9 @@ impl ExprParser<'_> {
         }
         let n = args.len();
         let Ok([lhs, rhs]) = <[Ast; 2]>::try_from(args) else {
-            return err(
-                name.loc(),
-                format!(
-                    "function '{}' takes 2 arguments but {n} given",
-                    name.string()
-                ),
-            );
+            return err(name.loc(), format!("function '{}' takes 2 arguments but {n} given", name.string()));
         };
-        Ok(Ast::Binop {
-            text: name.string(),
-            loc: name.loc(),
-            func,
-            lhs: Box::new(lhs),
-            rhs: Box::new(rhs),
-        })
+        Ok(Ast::Binop { text: name.string(), loc: name.loc(), func, lhs: Box::new(lhs), rhs: Box::new(rhs) })
     }
 
     fn parse_call_args(&mut self, expr: &mut Span<'_>) -> PResult<Vec<Ast>> {
@@ -696,16 +573,8 @@ impl ExprParser<'_> {
 /// `0o` and a leading `0` (octal).
 pub(crate) fn consume_integer(s: &mut Span<'_>, radix: u32) -> Option<u128> {
     let mut t = *s;
-    let radix = if radix == 0 {
-        auto_radix(&mut t)
-    } else {
-        radix
-    };
-    let digits = t
-        .bytes()
-        .iter()
-        .take_while(|b| (**b as char).is_digit(radix))
-        .count();
+    let radix = if radix == 0 { auto_radix(&mut t) } else { radix };
+    let digits = t.bytes().iter().take_while(|b| (**b as char).is_digit(radix)).count();
     if digits == 0 {
         return None;
     }
@@ -716,13 +585,7 @@ pub(crate) fn consume_integer(s: &mut Span<'_>, radix: u32) -> Option<u128> {
 }
 
 fn auto_radix(s: &mut Span<'_>) -> u32 {
-    for (p, r) in [
-        (&b"0x"[..], 16),
-        (b"0X", 16),
-        (b"0b", 2),
-        (b"0B", 2),
-        (b"0o", 8),
-    ] {
+    for (p, r) in [(&b"0x"[..], 16), (b"0X", 16), (b"0b", 2), (b"0B", 2), (b"0o", 8)] {
         if s.consume_front(p) {
             return r;
         }
@@ -741,24 +604,12 @@ mod tests {
 
     #[test]
     fn formats() {
-        let hex = Format {
-            kind: FormatKind::HexLower,
-            precision: 4,
-            alt: true,
-        };
+        let hex = Format { kind: FormatKind::HexLower, precision: 4, alt: true };
         assert_eq!(hex.matching_string(255).unwrap(), "0x00ff");
         assert_eq!(hex.value_from_str(b"0x00ff"), Some(255));
-        assert_eq!(
-            Format::of(FormatKind::Signed).matching_string(-3).unwrap(),
-            "-3"
-        );
-        assert!(Format::of(FormatKind::Unsigned)
-            .matching_string(-3)
-            .is_err());
-        assert_eq!(
-            Format::of(FormatKind::HexUpper).wildcard_regex(),
-            "[0-9A-F]+"
-        );
+        assert_eq!(Format::of(FormatKind::Signed).matching_string(-3).unwrap(), "-3");
+        assert!(Format::of(FormatKind::Unsigned).matching_string(-3).is_err());
+        assert_eq!(Format::of(FormatKind::HexUpper).wildcard_regex(), "[0-9A-F]+");
         assert_eq!(Format::of(FormatKind::Unsigned).wildcard_regex(), "[0-9]+");
     }
 

@@ -35,11 +35,7 @@ pub(crate) struct Matcher<'a, 'r> {
 type Range = (usize, usize);
 
 fn who(cs: &CheckString) -> Who<'_> {
-    Who {
-        prefix: &cs.prefix,
-        loc: cs.loc,
-        pat: &cs.pat,
-    }
+    Who { prefix: &cs.prefix, loc: cs.loc, pat: &cs.pat }
 }
 
 impl Matcher<'_, '_> {
@@ -90,11 +86,7 @@ impl Matcher<'_, '_> {
     fn check(&mut self, i: usize, buf: Range, label_scan: bool) -> Option<(usize, usize)> {
         let cs = &self.checks[i];
         let mut nots = Vec::new();
-        let last_pos = if label_scan {
-            buf.0
-        } else {
-            self.check_dag(cs, buf, &mut nots)?
-        };
+        let last_pos = if label_scan { buf.0 } else { self.check_dag(cs, buf, &mut nots)? };
         let mut last_end = last_pos;
         let mut first_pos = last_pos;
         for k in 1..=cs.pat.ty.count {
@@ -140,13 +132,11 @@ impl Matcher<'_, '_> {
         } else {
             ": is not on the line after the previous match"
         };
-        self.rep
-            .error(cs.loc, &format!("{}{name}{what}", cs.prefix));
+        self.rep.error(cs.loc, &format!("{}{name}{what}", cs.prefix));
         self.rep.note(skipped.1, "'next' match was here");
         self.rep.note(skipped.0, "previous match ended here");
         if let (true, Some(nl)) = (n > 1, first_nl) {
-            self.rep
-                .note(nl, "non-matching line after previous match is here");
+            self.rep.note(nl, "non-matching line after previous match is here");
         }
         true
     }
@@ -156,10 +146,7 @@ impl Matcher<'_, '_> {
         if cs.pat.ty.kind != CheckKind::Same || self.count_newlines(skipped).0 == 0 {
             return false;
         }
-        let msg = format!(
-            "{}-SAME: is not on the same line as the previous match",
-            cs.prefix
-        );
+        let msg = format!("{}-SAME: is not on the same line as the previous match", cs.prefix);
         self.rep.error(cs.loc, &msg);
         self.rep.note(skipped.1, "'next' match was here");
         self.rep.note(skipped.0, "previous match ended here");
@@ -192,11 +179,7 @@ impl Matcher<'_, '_> {
         for &idx in nots {
             let dn = &cs.dag_not[idx];
             let res = dn.pat.matches(self.input, region, self.ctx);
-            let w = Who {
-                prefix: &dn.prefix,
-                loc: dn.pat.loc,
-                pat: &dn.pat,
-            };
+            let w = Who { prefix: &dn.prefix, loc: dn.pat.loc, pat: &dn.pat };
             failed |= self.rep.report(false, &w, 1, region, &res, self.ctx);
         }
         failed
@@ -215,17 +198,10 @@ impl Matcher<'_, '_> {
             }
             let m = self.match_dag(idx, cs, (start, buf.1), &mut ranges)?;
             if !self.rep.very_verbose() {
-                let w = Who {
-                    prefix: &dn.prefix,
-                    loc: dn.pat.loc,
-                    pat: &dn.pat,
-                };
+                let w = Who { prefix: &dn.prefix, loc: dn.pat.loc, pat: &dn.pat };
                 self.rep.print_match(true, &w, 1, m, self.ctx);
             }
-            let group_ends = cs
-                .dag_not
-                .get(idx + 1)
-                .is_none_or(|next| next.pat.ty.kind == CheckKind::Not);
+            let group_ends = cs.dag_not.get(idx + 1).is_none_or(|next| next.pat.ty.kind == CheckKind::Not);
             if !group_ends {
                 continue;
             }
@@ -243,27 +219,15 @@ impl Matcher<'_, '_> {
 
     /// Finds a match of DAG pattern `idx` in `search` that does not overlap the group's earlier
     /// matches (kept sorted in `ranges`), and records it.
-    fn match_dag(
-        &mut self,
-        idx: usize,
-        cs: &CheckString,
-        search: Range,
-        ranges: &mut Vec<Range>,
-    ) -> Option<Range> {
+    fn match_dag(&mut self, idx: usize, cs: &CheckString, search: Range, ranges: &mut Vec<Range>) -> Option<Range> {
         let dn = &cs.dag_not[idx];
-        let w = Who {
-            prefix: &dn.prefix,
-            loc: dn.pat.loc,
-            pat: &dn.pat,
-        };
+        let w = Who { prefix: &dn.prefix, loc: dn.pat.loc, pat: &dn.pat };
         let mut from = search.0;
         let mut mi = 0;
         loop {
             let s = (from, search.1);
             let res = dn.pat.matches(self.input, s, self.ctx);
-            if (res.is_err() || self.rep.very_verbose())
-                && self.rep.report(true, &w, 1, s, &res, self.ctx)
-            {
+            if (res.is_err() || self.rep.very_verbose()) && self.rep.report(true, &w, 1, s, &res, self.ctx) {
                 return None;
             }
             let m = res.ok()?;

@@ -63,9 +63,7 @@ mod vars;
 
 use std::io::Read;
 
-pub use options::{
-    parse_args, tokenize_env, with_env_options, DumpInput, DumpInputFilter, Options,
-};
+pub use options::{parse_args, tokenize_env, with_env_options, DumpInput, DumpInputFilter, Options};
 
 use directive::ReadOptions;
 use matcher::{MatchOptions, Matcher};
@@ -87,40 +85,18 @@ pub struct Outcome {
 
 impl Outcome {
     fn err(exit_code: i32, stderr: String) -> Self {
-        Outcome {
-            exit_code,
-            stdout: String::new(),
-            stderr,
-        }
+        Outcome { exit_code, stdout: String::new(), stderr }
     }
 }
 
 /// Checks `input` against the directives in `check_text`. `check_file_name` and `input_name`
 /// are used in diagnostics (`-` is shown as `<stdin>`).
-pub fn run(
-    opts: &Options,
-    check_file_name: &str,
-    check_text: &str,
-    input_name: &str,
-    input: &str,
-) -> Outcome {
-    run_bytes(
-        opts,
-        check_file_name,
-        check_text.as_bytes(),
-        input_name,
-        input.as_bytes(),
-    )
+pub fn run(opts: &Options, check_file_name: &str, check_text: &str, input_name: &str, input: &str) -> Outcome {
+    run_bytes(opts, check_file_name, check_text.as_bytes(), input_name, input.as_bytes())
 }
 
 /// Like [`run`] for arbitrary bytes.
-pub fn run_bytes(
-    opts: &Options,
-    check_file_name: &str,
-    check_text: &[u8],
-    input_name: &str,
-    input: &[u8],
-) -> Outcome {
+pub fn run_bytes(opts: &Options, check_file_name: &str, check_text: &[u8], input_name: &str, input: &[u8]) -> Outcome {
     run_inner(opts, check_file_name, check_text, input_name, Ok(input))
 }
 
@@ -128,27 +104,16 @@ pub fn run_bytes(
 /// `filecheck_opts` is the value of `FILECHECK_OPTS`, files are read from disk and `-` from
 /// `stdin`.
 pub fn run_command(argv: &[String], filecheck_opts: Option<&str>, stdin: &mut dyn Read) -> Outcome {
-    let prog = argv
-        .first()
-        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
-        .unwrap_or_else(|| "FileCheck".into());
+    let prog =
+        argv.first().map(|p| p.rsplit('/').next().unwrap_or(p).to_string()).unwrap_or_else(|| "FileCheck".into());
     let args = with_env_options(argv.get(1..).unwrap_or(&[]), filecheck_opts);
     let (mut opts, check_file) = match parse_args(&args) {
         Ok(r) => r,
-        Err(msg) => {
-            return Outcome::err(
-                1,
-                cl_error(&prog, argv.first().map_or("FileCheck", |s| s), &msg),
-            )
-        }
+        Err(msg) => return Outcome::err(1, cl_error(&prog, argv.first().map_or("FileCheck", |s| s), &msg)),
     };
     opts.command_line = argv.to_vec();
     if opts.dump_input == DumpInput::Help {
-        return Outcome {
-            exit_code: 0,
-            stdout: DUMP_INPUT_HELP.into(),
-            stderr: String::new(),
-        };
+        return Outcome { exit_code: 0, stdout: DUMP_INPUT_HELP.into(), stderr: String::new() };
     }
     if check_file.is_empty() {
         return Outcome::err(2, "<check-file> not specified\n".into());
@@ -158,22 +123,11 @@ pub fn run_command(argv: &[String], filecheck_opts: Option<&str>, stdin: &mut dy
     }
     let check_text = match read_source(&check_file, stdin) {
         Ok(t) => t,
-        Err(e) => {
-            return Outcome::err(
-                2,
-                format!("Could not open check file '{check_file}': {e}\n"),
-            )
-        }
+        Err(e) => return Outcome::err(2, format!("Could not open check file '{check_file}': {e}\n")),
     };
     let input = read_source(&opts.input_file, stdin);
     let input_name = opts.input_file.clone();
-    run_inner(
-        &opts,
-        &check_file,
-        &check_text,
-        &input_name,
-        input.as_deref().map_err(String::clone),
-    )
+    run_inner(&opts, &check_file, &check_text, &input_name, input.as_deref().map_err(String::clone))
 }
 
 /// Formats a command-line syntax error like LLVM's `cl` library.
@@ -187,11 +141,7 @@ fn cl_error(prog: &str, argv0: &str, msg: &str) -> String {
 
 fn read_source(path: &str, stdin: &mut dyn Read) -> Result<Vec<u8>, String> {
     let mut buf = Vec::new();
-    let res = if path == "-" {
-        stdin.read_to_end(&mut buf).map(|_| buf)
-    } else {
-        std::fs::read(path)
-    };
+    let res = if path == "-" { stdin.read_to_end(&mut buf).map(|_| buf) } else { std::fs::read(path) };
     res.map_err(|e| {
         let msg = e.to_string();
         match msg.find(" (os error") {
@@ -206,12 +156,8 @@ fn validate(opts: &Options) -> Result<(), String> {
     let mut err = String::new();
     for d in &opts.defines {
         match d.find('=') {
-            None => err.push_str(&format!(
-                "Missing equal sign in command-line definition '-D{d}'\n"
-            )),
-            Some(0) => err.push_str(&format!(
-                "Missing variable name in command-line definition '-D{d}'\n"
-            )),
+            None => err.push_str(&format!("Missing equal sign in command-line definition '-D{d}'\n")),
+            Some(0) => err.push_str(&format!("Missing variable name in command-line definition '-D{d}'\n")),
             Some(_) => {}
         }
     }
@@ -236,14 +182,9 @@ fn validate_prefixes<'a>(
 ) -> Result<(), String> {
     for p in prefixes {
         if p.is_empty() {
-            return Err(format!(
-                "error: supplied {kind} prefix must not be the empty string\n"
-            ));
+            return Err(format!("error: supplied {kind} prefix must not be the empty string\n"));
         }
-        if !p
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
+        if !p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-') {
             return Err(format!(
                 "error: supplied {kind} prefix must start with a letter and contain only \
                  alphanumeric characters, hyphens, and underscores: '{p}'\n"
@@ -286,10 +227,7 @@ fn run_inner(
     }
     let mut stderr = String::new();
     let mut sm = SourceMgr::default();
-    let check_buf = sm.add(
-        check_name,
-        source::canonicalize(check_text, opts.strict_whitespace),
-    );
+    let check_buf = sm.add(check_name, source::canonicalize(check_text, opts.strict_whitespace));
     let mut ctx = Context::default();
     let file = match read_checks(opts, &mut sm, check_buf, &mut ctx, &mut stderr) {
         Ok(f) => f,
@@ -300,29 +238,16 @@ fn run_inner(
         Ok(i) => i,
         Err(msg) => return Outcome::err(2, stderr + &msg),
     };
-    let input_buf = sm.add(
-        shown_input,
-        source::canonicalize(input, opts.strict_whitespace),
-    );
+    let input_buf = sm.add(shown_input, source::canonicalize(input, opts.strict_whitespace));
     let (passed, out, diags) = check_input(opts, &sm, input_buf, &file, &mut ctx);
     stderr.push_str(&out);
     let exit_code = if passed { 0 } else { 1 };
-    let dump = opts.dump_input == DumpInput::Always
-        || (exit_code == 1 && opts.dump_input == DumpInput::Fail);
+    let dump = opts.dump_input == DumpInput::Always || (exit_code == 1 && opts.dump_input == DumpInput::Fail);
     if dump {
-        let labels = DumpLabels {
-            check_buf,
-            implicit_bufs: &file.implicit_bufs,
-        };
-        stderr.push_str(&render_dump(
-            opts, &sm, &labels, &diags, input_buf, check_name,
-        ));
+        let labels = DumpLabels { check_buf, implicit_bufs: &file.implicit_bufs };
+        stderr.push_str(&render_dump(opts, &sm, &labels, &diags, input_buf, check_name));
     }
-    Outcome {
-        exit_code,
-        stdout: String::new(),
-        stderr,
-    }
+    Outcome { exit_code, stdout: String::new(), stderr }
 }
 
 /// Applies `-D` definitions and reads the check file.
@@ -355,17 +280,11 @@ fn read_checks(
 }
 
 /// The input text, or the error LLVM reports for an unreadable or empty input.
-fn usable_input<'a>(
-    opts: &Options,
-    input: Result<&'a [u8], String>,
-    shown: &str,
-) -> Result<&'a [u8], String> {
+fn usable_input<'a>(opts: &Options, input: Result<&'a [u8], String>, shown: &str) -> Result<&'a [u8], String> {
     let input = input.map_err(|e| format!("Could not open input file '{shown}': {e}\n"))?;
     if input.is_empty() && !opts.allow_empty {
         let cmd: String = opts.command_line.iter().map(|a| format!(" {a}")).collect();
-        return Err(format!(
-            "FileCheck error: '{shown}' is empty.\nFileCheck command line: {cmd}\n"
-        ));
+        return Err(format!("FileCheck error: '{shown}' is empty.\nFileCheck command line: {cmd}\n"));
     }
     Ok(input)
 }
@@ -404,26 +323,15 @@ fn render_dump(
     input_buf: source::BufId,
     check_name: &str,
 ) -> String {
-    let default_filter = if opts.dump_input == DumpInput::Always {
-        DumpInputFilter::All
-    } else {
-        DumpInputFilter::Error
-    };
-    let dump_opts = DumpOptions {
-        filter: opts.dump_input_filter.unwrap_or(default_filter),
-        context: opts.dump_input_context,
-    };
+    let default_filter =
+        if opts.dump_input == DumpInput::Always { DumpInputFilter::All } else { DumpInputFilter::Error };
+    let dump_opts =
+        DumpOptions { filter: opts.dump_input_filter.unwrap_or(default_filter), context: opts.dump_input_context };
     let input_name = &sm.buf(input_buf).name;
     let mut out = format!(
         "\nInput file: {input_name}\nCheck file: {check_name}\n\n-dump-input=help explains the following input dump.\n\n"
     );
-    out.push_str(&report::dump_input(
-        sm,
-        labels,
-        diags,
-        sm.text(input_buf),
-        &dump_opts,
-    ));
+    out.push_str(&report::dump_input(sm, labels, diags, sm.text(input_buf), &dump_opts));
     out
 }
 

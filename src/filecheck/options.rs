@@ -202,18 +202,13 @@ fn parse_bool(name: &str, v: Option<String>) -> Result<bool, String> {
     match v.as_deref() {
         None | Some("true" | "TRUE" | "True" | "1") => Ok(true),
         Some("false" | "FALSE" | "False" | "0") => Ok(false),
-        Some(other) => Err(format!(
-            "for the --{name} option: '{other}' is invalid value for boolean argument! Try 0 or 1"
-        )),
+        Some(other) => {
+            Err(format!("for the --{name} option: '{other}' is invalid value for boolean argument! Try 0 or 1"))
+        }
     }
 }
 
-fn apply(
-    opts: &mut Options,
-    c: &mut Collected,
-    name: &str,
-    value: Option<String>,
-) -> Result<(), String> {
+fn apply(opts: &mut Options, c: &mut Collected, name: &str, value: Option<String>) -> Result<(), String> {
     let v = || value.clone().unwrap_or_default();
     let split = |s: String| s.split(',').map(str::to_string).collect::<Vec<_>>();
     match name {
@@ -248,8 +243,7 @@ fn set_flag(opts: &mut Options, name: &str, on: bool) {
 }
 
 fn parse_uint(name: &str, s: &str) -> Result<usize, String> {
-    s.parse()
-        .map_err(|_| format!("for the --{name} option: '{s}' value invalid for uint argument!"))
+    s.parse().map_err(|_| format!("for the --{name} option: '{s}' value invalid for uint argument!"))
 }
 
 fn parse_dump_input(s: &str) -> Result<DumpInput, String> {
@@ -258,11 +252,7 @@ fn parse_dump_input(s: &str) -> Result<DumpInput, String> {
         "always" => DumpInput::Always,
         "fail" => DumpInput::Fail,
         "never" => DumpInput::Never,
-        _ => {
-            return Err(format!(
-                "for the --dump-input option: Cannot find option named '{s}'!"
-            ))
-        }
+        _ => return Err(format!("for the --dump-input option: Cannot find option named '{s}'!")),
     })
 }
 
@@ -272,11 +262,7 @@ fn parse_dump_filter(s: &str) -> Result<DumpInputFilter, String> {
         "annotation-full" => DumpInputFilter::AnnotationFull,
         "annotation" => DumpInputFilter::Annotation,
         "error" => DumpInputFilter::Error,
-        _ => {
-            return Err(format!(
-                "for the --dump-input-filter option: Cannot find option named '{s}'!"
-            ))
-        }
+        _ => return Err(format!("for the --dump-input-filter option: Cannot find option named '{s}'!")),
     })
 }
 
@@ -307,8 +293,7 @@ pub fn tokenize_env(s: &str) -> Vec<String> {
                     if n == c {
                         break;
                     }
-                    if n == '\\' && c == '"' && chars.peek().is_some_and(|&p| p == '"' || p == '\\')
-                    {
+                    if n == '\\' && c == '"' && chars.peek().is_some_and(|&p| p == '"' || p == '\\') {
                         cur.push(chars.next().unwrap_or('\\'));
                         continue;
                     }
@@ -345,14 +330,15 @@ mod tests {
 
     #[test]
     fn spellings() {
-        let (o, chk) = parse("t.chk --check-prefix A -check-prefixes=B,C --input-file=x -strict-whitespace -DX=1 --D#N=2").unwrap();
+        let (o, chk) =
+            parse("t.chk --check-prefix A -check-prefixes=B,C --input-file=x -strict-whitespace -DX=1 --D#N=2")
+                .unwrap();
         assert_eq!(chk, "t.chk");
         assert_eq!(o.check_prefixes, ["A", "B", "C"]);
         assert_eq!(o.input_file, "x");
         assert!(o.strict_whitespace);
         assert_eq!(o.defines, ["X=1", "#N=2"]);
-        let (o, _) =
-            parse("a --match-full-lines=false -v --dump-input=never --dump-input always").unwrap();
+        let (o, _) = parse("a --match-full-lines=false -v --dump-input=never --dump-input always").unwrap();
         assert!(!o.match_full_lines && o.verbose);
         assert_eq!(o.dump_input, DumpInput::Always);
     }
@@ -369,9 +355,6 @@ mod tests {
 
     #[test]
     fn env_tokens() {
-        assert_eq!(
-            tokenize_env(" --a  'b c' \"d\\\"e\" f\\ g"),
-            ["--a", "b c", "d\"e", "f g"]
-        );
+        assert_eq!(tokenize_env(" --a  'b c' \"d\\\"e\" f\\ g"), ["--a", "b c", "d\"e", "f g"]);
     }
 }

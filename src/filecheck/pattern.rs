@@ -48,11 +48,7 @@ pub(crate) struct CheckType {
 impl CheckType {
     /// A plain type of `kind`.
     pub fn of(kind: CheckKind) -> Self {
-        CheckType {
-            kind,
-            count: 1,
-            literal: false,
-        }
+        CheckType { kind, count: 1, literal: false }
     }
 
     /// LLVM's `getDescription`, e.g. `CHECK-NEXT` or `CHECK-COUNT{LITERAL}`.
@@ -248,13 +244,7 @@ struct Builder {
 impl PatternParser<'_> {
     /// LLVM's `Pattern::parsePattern` for the text `text` of a directive of type `ty` found with
     /// `prefix` on check-file line `line`.
-    pub fn parse(
-        &mut self,
-        text: Span<'_>,
-        prefix: &str,
-        ty: CheckType,
-        line: Option<usize>,
-    ) -> PResult<Pattern> {
+    pub fn parse(&mut self, text: Span<'_>, prefix: &str, ty: CheckType, line: Option<usize>) -> PResult<Pattern> {
         let mut pat = Pattern::empty(ty, text.loc(), line);
         pat.ignore_case = self.opts.ignore_case;
         let full_lines = self.opts.match_full_lines && ty.kind != CheckKind::Not;
@@ -268,8 +258,7 @@ impl PatternParser<'_> {
             return Err(ErrorDiag::new(pat.loc, msg));
         }
         if !text.is_empty() && ty.kind == CheckKind::Empty {
-            let msg =
-                format!("found non-empty check string for empty check with prefix '{prefix}:'");
+            let msg = format!("found non-empty check string for empty check with prefix '{prefix}:'");
             return Err(ErrorDiag::new(pat.loc, msg));
         }
         if ty.kind == CheckKind::Empty {
@@ -308,11 +297,8 @@ impl PatternParser<'_> {
         if text.starts_with(b"[[") && !text.starts_with(b"[[[") {
             return self.parse_subst_block(b, text);
         }
-        let end = [text.find_from(b"{{", 1), text.find_from(b"[[", 1)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(text.len());
+        let end =
+            [text.find_from(b"{{", 1), text.find_from(b"[[", 1)].into_iter().flatten().min().unwrap_or(text.len());
         regex_posix::escape(text.take_front(end).bytes(), &mut b.pat.regex);
         Ok(text.drop_front(end))
     }
@@ -396,9 +382,7 @@ impl PatternParser<'_> {
                 let msg = format!("Can't back-reference more than {BACKREF_LIMIT} variables");
                 return Err(ErrorDiag::new(loc, msg));
             }
-            b.pat
-                .regex
-                .extend_from_slice(format!("\\{paren}").as_bytes());
+            b.pat.regex.extend_from_slice(format!("\\{paren}").as_bytes());
             return Ok(());
         }
         b.pat.substs.push(Substitution {
@@ -410,16 +394,8 @@ impl PatternParser<'_> {
         Ok(())
     }
 
-    fn parse_numeric_block(
-        &mut self,
-        b: &mut Builder,
-        block: Span<'_>,
-        legacy: bool,
-    ) -> PResult<()> {
-        let mut parser = ExprParser {
-            ctx: self.ctx,
-            line: b.pat.line,
-        };
+    fn parse_numeric_block(&mut self, b: &mut Builder, block: Span<'_>, legacy: bool) -> PResult<()> {
+        let mut parser = ExprParser { ctx: self.ctx, line: b.pat.line };
         let (expr, defined) = parser.parse_block(block, legacy)?;
         let mut insert_idx = b.pat.regex.len();
         let subst_needed = expr.ast.is_some();
@@ -494,18 +470,10 @@ fn find_regex_var_end(s: Span<'_>) -> PResult<Option<usize>> {
 impl Pattern {
     /// LLVM's `Pattern::match`: searches `input[range]`; on success records variable
     /// definitions in `ctx`. Offsets in the result are relative to `range.0`.
-    pub fn matches(
-        &self,
-        input: &[u8],
-        range: (usize, usize),
-        ctx: &mut Context,
-    ) -> Result<Match, MatchError> {
+    pub fn matches(&self, input: &[u8], range: (usize, usize), ctx: &mut Context) -> Result<Match, MatchError> {
         let hay = &input[range.0..range.1];
         if self.ty.kind == CheckKind::Eof {
-            return Ok(Match {
-                pos: hay.len(),
-                len: 0,
-            });
+            return Ok(Match { pos: hay.len(), len: 0 });
         }
         if !self.fixed.is_empty() {
             return self.match_fixed(hay);
@@ -516,19 +484,12 @@ impl Pattern {
     }
 
     fn match_fixed(&self, hay: &[u8]) -> Result<Match, MatchError> {
-        let re = self
-            .cache
-            .fixed
-            .get_or_init(|| fixed_regex(&self.fixed, self.ignore_case));
+        let re = self.cache.fixed.get_or_init(|| fixed_regex(&self.fixed, self.ignore_case));
         let pos = match re {
             Some(re) => re.find(hay).map(|m| m.start()),
             None => hay.windows(self.fixed.len()).position(|w| w == self.fixed),
         };
-        pos.map(|pos| Match {
-            pos,
-            len: self.fixed.len(),
-        })
-        .ok_or(MatchError::NotFound)
+        pos.map(|pos| Match { pos, len: self.fixed.len() }).ok_or(MatchError::NotFound)
     }
 
     /// Substitutes variable values into the regex and compiles it (cached by text).
@@ -540,8 +501,7 @@ impl Pattern {
                 return Ok(re.clone());
             }
         }
-        let re =
-            Rc::new(PosixRegex::new(&text, self.ignore_case).map_err(|_| MatchError::NotFound)?);
+        let re = Rc::new(PosixRegex::new(&text, self.ignore_case).map_err(|_| MatchError::NotFound)?);
         *last = Some((text, re.clone()));
         Ok(re)
     }
@@ -573,13 +533,7 @@ impl Pattern {
         }
     }
 
-    fn record_captures(
-        &self,
-        caps: &Captures,
-        input: &[u8],
-        base: usize,
-        ctx: &mut Context,
-    ) -> Match {
+    fn record_captures(&self, caps: &Captures, input: &[u8], base: usize, ctx: &mut Context) -> Match {
         let abs = |c: Option<(usize, usize)>| c.map(|(a, b)| (base + a, base + b));
         for (name, &paren) in &self.var_defs {
             let range = abs(caps.get(paren).copied().flatten());
@@ -598,10 +552,7 @@ impl Pattern {
         }
         let (start, end) = caps[0].unwrap_or((0, 0));
         let skip = usize::from(self.ty.kind == CheckKind::Empty);
-        Match {
-            pos: start + skip,
-            len: end - start - skip,
-        }
+        Match { pos: start + skip, len: end - start - skip }
     }
 }
 
@@ -623,9 +574,8 @@ impl Substitution {
     fn result_regex(&self, ctx: &Context) -> Result<Vec<u8>, EvalError> {
         match &self.kind {
             SubstKind::Str(name) => {
-                let v = ctx
-                    .string_var(name)
-                    .ok_or_else(|| EvalError::Undefined(vec![(name.clone(), self.from_loc)]))?;
+                let v =
+                    ctx.string_var(name).ok_or_else(|| EvalError::Undefined(vec![(name.clone(), self.from_loc)]))?;
                 let mut out = Vec::new();
                 regex_posix::escape(&v.value, &mut out);
                 Ok(out)
@@ -644,10 +594,9 @@ impl Substitution {
                 self.from_loc,
                 "unable to substitute variable or numeric expression: overflow error",
             )],
-            EvalError::Undefined(vars) => vars
-                .into_iter()
-                .map(|(name, loc)| ErrorDiag::new(loc, format!("undefined variable: {name}")))
-                .collect(),
+            EvalError::Undefined(vars) => {
+                vars.into_iter().map(|(name, loc)| ErrorDiag::new(loc, format!("undefined variable: {name}"))).collect()
+            }
         }
     }
 
@@ -685,12 +634,7 @@ mod tests {
         p.parse(span, "CHECK", CheckType::of(CheckKind::Plain), Some(1))
     }
 
-    fn find(
-        text: &str,
-        input: &str,
-        opts: PatternOptions,
-        ctx: &mut Context,
-    ) -> Option<(usize, usize)> {
+    fn find(text: &str, input: &str, opts: PatternOptions, ctx: &mut Context) -> Option<(usize, usize)> {
         let p = compile(text, opts, ctx).unwrap();
         let m = p.matches(input.as_bytes(), (0, input.len()), ctx).ok()?;
         Some((m.pos, m.len))
@@ -702,10 +646,7 @@ mod tests {
         let o = PatternOptions::default();
         let p = compile("a.b {{[0-9]+}} c", o, &mut ctx).unwrap();
         assert_eq!(p.regex, b"a\\.b [0-9]+ c");
-        assert_eq!(
-            find("a.b {{[0-9]+}} c", "xx a.b 42 c", o, &mut ctx),
-            Some((3, 8))
-        );
+        assert_eq!(find("a.b {{[0-9]+}} c", "xx a.b 42 c", o, &mut ctx), Some((3, 8)));
         assert_eq!(find("foo", "a foo", o, &mut ctx), Some((2, 3)));
     }
 
@@ -725,19 +666,13 @@ mod tests {
         let o = PatternOptions::default();
         let p = compile("[[X:[a-z]+]] [[X]]", o, &mut ctx).unwrap();
         assert_eq!(p.regex, b"([a-z]+) \\1");
-        assert_eq!(
-            find("[[Y:[a-z]+]] [[Y]]", "ab cd cd", o, &mut ctx),
-            Some((3, 5))
-        );
+        assert_eq!(find("[[Y:[a-z]+]] [[Y]]", "ab cd cd", o, &mut ctx), Some((3, 5)));
     }
 
     #[test]
     fn match_full_lines_anchors() {
         let mut ctx = Context::default();
-        let o = PatternOptions {
-            match_full_lines: true,
-            ..Default::default()
-        };
+        let o = PatternOptions { match_full_lines: true, ..Default::default() };
         assert_eq!(find("foo", "xfoo\n foo \n", o, &mut ctx), Some((5, 5)));
     }
 
@@ -745,23 +680,11 @@ mod tests {
     fn errors() {
         let mut ctx = Context::default();
         let o = PatternOptions::default();
-        assert!(compile("{{\\d}}", o, &mut ctx)
-            .unwrap_err()
-            .msg
-            .contains("POSIX"));
-        assert!(compile("{{a", o, &mut ctx)
-            .unwrap_err()
-            .msg
-            .contains("no end"));
-        assert!(compile("[[X", o, &mut ctx)
-            .unwrap_err()
-            .msg
-            .contains("no ]]"));
+        assert!(compile("{{\\d}}", o, &mut ctx).unwrap_err().msg.contains("POSIX"));
+        assert!(compile("{{a", o, &mut ctx).unwrap_err().msg.contains("no end"));
+        assert!(compile("[[X", o, &mut ctx).unwrap_err().msg.contains("no ]]"));
         assert_eq!(compile("[[X:a]b]]", o, &mut ctx).unwrap_err().exit_code, 1);
-        assert!(compile("", o, &mut ctx)
-            .unwrap_err()
-            .msg
-            .contains("empty check string"));
+        assert!(compile("", o, &mut ctx).unwrap_err().msg.contains("empty check string"));
     }
 
     #[test]

@@ -32,10 +32,8 @@ impl PosixRegex {
     /// Parses and compiles `pat` (LLVM dialect, `REG_NEWLINE`, optional ASCII case folding).
     pub fn new(pat: &[u8], icase: bool) -> Result<Self, String> {
         let ere = regex_posix::parse(pat, icase, ParseMode::Llvm)?;
-        let prefilter = regex::bytes::RegexBuilder::new(&regex_posix::to_regex_syntax(&ere))
-            .size_limit(1 << 24)
-            .build()
-            .ok();
+        let prefilter =
+            regex::bytes::RegexBuilder::new(&regex_posix::to_regex_syntax(&ere)).size_limit(1 << 24).build().ok();
         Ok(PosixRegex { ere, prefilter })
     }
 
@@ -148,13 +146,7 @@ struct Engine<'a> {
 
 impl<'a> Engine<'a> {
     fn new(ere: &'a Ere, hay: &'a [u8]) -> Self {
-        Engine {
-            ere,
-            hay,
-            memo: HashMap::new(),
-            seq_memo: HashMap::new(),
-            run_end: HashMap::new(),
-        }
+        Engine { ere, hay, memo: HashMap::new(), seq_memo: HashMap::new(), run_end: HashMap::new() }
     }
 
     /// The longest match starting exactly at `start`, with captures.
@@ -171,10 +163,7 @@ impl<'a> Engine<'a> {
 
     fn assertion_holds(&self, node: &Node, pos: usize) -> bool {
         let hay = self.hay;
-        let word = |p: usize| {
-            hay.get(p)
-                .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')
-        };
+        let word = |p: usize| hay.get(p).is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
         match node {
             Node::Bol => pos == 0 || hay[pos - 1] == b'\n',
             Node::Eol => pos == hay.len() || hay[pos] == b'\n',
@@ -215,10 +204,7 @@ impl<'a> Engine<'a> {
             Node::Set(set) => {
                 let hay = self.hay;
                 Ivs::from_sorted(
-                    starts
-                        .positions()
-                        .filter(|&p| hay.get(p).is_some_and(|&b| set.contains(b)))
-                        .map(|p| p + 1),
+                    starts.positions().filter(|&p| hay.get(p).is_some_and(|&b| set.contains(b))).map(|p| p + 1),
                 )
             }
             n @ (Node::Bol | Node::Eol | Node::Bow | Node::Eow) => {
@@ -240,9 +226,7 @@ impl<'a> Engine<'a> {
 
     fn step_seq(&mut self, id: NodeId, k: usize, mut cur: Ivs) -> Ivs {
         let ere = self.ere;
-        let Node::Concat(children) = &ere.nodes[id] else {
-            unreachable!("step_seq on a non-sequence")
-        };
+        let Node::Concat(children) = &ere.nodes[id] else { unreachable!("step_seq on a non-sequence") };
         for &c in &children[k..] {
             cur = self.step(c, &cur);
             if cur.is_empty() {
@@ -271,14 +255,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Fast path for a repeated byte set, using cached run lengths.
-    fn step_run(
-        &mut self,
-        id: NodeId,
-        set: regex_posix::ByteSet,
-        min: u32,
-        max: Option<u32>,
-        starts: &Ivs,
-    ) -> Ivs {
+    fn step_run(&mut self, id: NodeId, set: regex_posix::ByteSet, min: u32, max: Option<u32>, starts: &Ivs) -> Ivs {
         let (min, max) = (min as usize, max.map(|m| m as usize));
         let mut out = Vec::new();
         if min == 0 && max.is_none() {
@@ -346,10 +323,7 @@ impl<'a> Engine<'a> {
                 return;
             }
             let cands = self.ends(child, p);
-            let chosen = cands
-                .positions()
-                .rev()
-                .find(|&m| m <= b && self.seq_from(id, k + 1, m).contains(b));
+            let chosen = cands.positions().rev().find(|&m| m <= b && self.seq_from(id, k + 1, m).contains(b));
             let Some(m) = chosen else { return };
             self.dissect(child, p, m, caps);
             p = m;
@@ -357,15 +331,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Iterations take the longest span that still lets the remaining iterations reach `b`.
-    fn dissect_rep(
-        &mut self,
-        inner: NodeId,
-        min: u32,
-        max: Option<u32>,
-        a: usize,
-        b: usize,
-        caps: &mut Captures,
-    ) {
+    fn dissect_rep(&mut self, inner: NodeId, min: u32, max: Option<u32>, a: usize, b: usize, caps: &mut Captures) {
         let mut p = a;
         let mut count = 0u32;
         while !(p == b && count >= min) && max != Some(count) {
@@ -373,11 +339,7 @@ impl<'a> Engine<'a> {
             let rmax = max.map(|m| m - count - 1);
             let cands = self.ends(inner, p);
             let chosen = cands.positions().rev().find(|&m| {
-                m <= b
-                    && (m > p || count < min)
-                    && self
-                        .step_repeat(inner, rmin, rmax, &Ivs::one(m))
-                        .contains(b)
+                m <= b && (m > p || count < min) && self.step_repeat(inner, rmin, rmax, &Ivs::one(m)).contains(b)
             });
             let Some(m) = chosen else { return };
             self.dissect(inner, p, m, caps);
@@ -402,12 +364,7 @@ type Cont<'c> = &'c mut dyn FnMut(usize, &mut Captures);
 
 impl<'a> Backtracker<'a> {
     fn new(ere: &'a Ere, hay: &'a [u8]) -> Self {
-        Backtracker {
-            ere,
-            hay,
-            steps: Cell::new(0),
-            depth: Cell::new(0),
-        }
+        Backtracker { ere, hay, steps: Cell::new(0), depth: Cell::new(0) }
     }
 
     fn longest_at(&self, start: usize) -> Option<Captures> {
@@ -481,9 +438,9 @@ impl<'a> Backtracker<'a> {
     fn walk_seq(&self, children: &[NodeId], pos: usize, caps: &mut Captures, k: Cont<'_>) {
         match children.split_first() {
             None => k(pos, caps),
-            Some((&first, rest)) => self.walk(first, pos, caps, &mut |p, c: &mut Captures| {
-                self.walk_seq(rest, p, c, k)
-            }),
+            Some((&first, rest)) => {
+                self.walk(first, pos, caps, &mut |p, c: &mut Captures| self.walk_seq(rest, p, c, k))
+            }
         }
     }
 
@@ -518,11 +475,7 @@ mod tests {
 
     fn find(p: &str, hay: &str) -> Option<Vec<Option<String>>> {
         let re = PosixRegex::new(p.as_bytes(), false).unwrap();
-        re.find(hay.as_bytes()).map(|caps| {
-            caps.iter()
-                .map(|c| c.map(|(a, b)| hay[a..b].to_string()))
-                .collect()
-        })
+        re.find(hay.as_bytes()).map(|caps| caps.iter().map(|c| c.map(|(a, b)| hay[a..b].to_string())).collect())
     }
 
     fn whole(p: &str, hay: &str) -> Option<String> {

@@ -108,11 +108,7 @@ pub(crate) enum Node {
     /// Alternation, in source order.
     Alt(Vec<NodeId>),
     /// Bounded or unbounded repetition.
-    Repeat {
-        inner: NodeId,
-        min: u32,
-        max: Option<u32>,
-    },
+    Repeat { inner: NodeId, min: u32, max: Option<u32> },
     /// Back-reference to a group.
     Backref(usize),
 }
@@ -157,23 +153,10 @@ const DUP_MAX: u32 = 255;
 /// Parses `pat` as an LLVM POSIX ERE. `icase` folds ASCII case; the `REG_NEWLINE` semantics are
 /// always on. Errors are Spencer's `regerror` strings (or a lint explanation).
 pub(crate) fn parse(pat: &[u8], icase: bool, mode: ParseMode) -> Result<Ere, String> {
-    let mut p = Parser {
-        s: pat,
-        pos: 0,
-        nodes: Vec::new(),
-        nsub: 0,
-        closed: Vec::new(),
-        icase,
-        mode,
-        has_backrefs: false,
-    };
+    let mut p =
+        Parser { s: pat, pos: 0, nodes: Vec::new(), nsub: 0, closed: Vec::new(), icase, mode, has_backrefs: false };
     let root = p.ere(None)?;
-    Ok(Ere {
-        nodes: p.nodes,
-        root,
-        ngroups: p.nsub,
-        has_backrefs: p.has_backrefs,
-    })
+    Ok(Ere { nodes: p.nodes, root, ngroups: p.nsub, has_backrefs: p.has_backrefs })
 }
 
 struct Parser<'a> {
@@ -240,20 +223,12 @@ impl Parser<'_> {
             if seq.is_empty() {
                 return Err(EMPTY.into());
             }
-            alts.push(if seq.len() == 1 {
-                seq[0]
-            } else {
-                self.add(Node::Concat(seq))
-            });
+            alts.push(if seq.len() == 1 { seq[0] } else { self.add(Node::Concat(seq)) });
             if !self.eat(b'|') {
                 break;
             }
         }
-        Ok(if alts.len() == 1 {
-            alts[0]
-        } else {
-            self.add(Node::Alt(alts))
-        })
+        Ok(if alts.len() == 1 { alts[0] } else { self.add(Node::Alt(alts)) })
     }
 
     /// `p_ere_exp`: one atom with its optional repetition.
@@ -310,11 +285,7 @@ impl Parser<'_> {
         self.nsub += 1;
         let idx = self.nsub;
         self.closed.push(false);
-        let inner = if self.peek() == Some(b')') {
-            self.add(Node::Empty)
-        } else {
-            self.ere(Some(b')'))?
-        };
+        let inner = if self.peek() == Some(b')') { self.add(Node::Empty) } else { self.ere(Some(b')'))? };
         if !self.eat(b')') {
             return Err(EPAREN.into());
         }
@@ -361,11 +332,7 @@ impl Parser<'_> {
             b'?' => (0, Some(1)),
             _ => self.counts()?,
         };
-        Ok(self.add(Node::Repeat {
-            inner: atom,
-            min,
-            max,
-        }))
+        Ok(self.add(Node::Repeat { inner: atom, min, max }))
     }
 
     /// `{m}`, `{m,}`, `{m,n}` after the opening brace.
@@ -608,10 +575,7 @@ fn collating_name(name: &[u8]) -> Option<u8> {
         ("left-square-bracket", b'['),
         ("right-square-bracket", b']'),
     ];
-    NAMES
-        .iter()
-        .find(|(n, _)| n.as_bytes() == name)
-        .map(|&(_, c)| c)
+    NAMES.iter().find(|(n, _)| n.as_bytes() == name).map(|&(_, c)| c)
 }
 
 fn class_predicate(name: &[u8]) -> Option<fn(u8) -> bool> {

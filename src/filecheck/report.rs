@@ -57,14 +57,7 @@ pub(crate) struct Reporter<'a> {
 impl<'a> Reporter<'a> {
     /// A reporter for input buffer `input`; `record` enables collecting dump annotations.
     pub fn new(sm: &'a SourceMgr, input: BufId, record: bool, verbose: bool, vv: bool) -> Self {
-        Reporter {
-            sm,
-            input,
-            out: String::new(),
-            diags: record.then(Vec::new),
-            verbose: verbose || vv,
-            vv,
-        }
+        Reporter { sm, input, out: String::new(), diags: record.then(Vec::new), verbose: verbose || vv, vv }
     }
 
     /// Whether `-vv` is on.
@@ -73,10 +66,7 @@ impl<'a> Reporter<'a> {
     }
 
     fn input_loc(&self, off: usize) -> Loc {
-        Loc {
-            buf: self.input,
-            off,
-        }
+        Loc { buf: self.input, off }
     }
 
     /// Prints an error at `loc`.
@@ -90,21 +80,9 @@ impl<'a> Reporter<'a> {
         self.sm.print(&mut self.out, loc, Severity::Note, msg, &[]);
     }
 
-    fn push_diag(
-        &mut self,
-        who: &Who<'_>,
-        match_ty: MatchType,
-        range: (usize, usize),
-        note: Option<String>,
-    ) {
+    fn push_diag(&mut self, who: &Who<'_>, match_ty: MatchType, range: (usize, usize), note: Option<String>) {
         if let Some(d) = &mut self.diags {
-            d.push(FcDiag {
-                check_ty: who.pat.ty,
-                check_loc: who.pat.loc,
-                match_ty,
-                range,
-                note,
-            });
+            d.push(FcDiag { check_ty: who.pat.ty, check_loc: who.pat.loc, match_ty, range, note });
         }
     }
 
@@ -142,11 +120,7 @@ impl<'a> Reporter<'a> {
             return false;
         }
         let print_diag = has_error || self.diags.is_none();
-        let match_ty = if expected {
-            MatchType::FoundAndExpected
-        } else {
-            MatchType::FoundButExcluded
-        };
+        let match_ty = if expected { MatchType::FoundAndExpected } else { MatchType::FoundButExcluded };
         if self.diags.is_some() {
             self.push_diag(who, match_ty, range, None);
             self.substitution_diags(who, range.0, match_ty, ctx);
@@ -161,15 +135,10 @@ impl<'a> Reporter<'a> {
             who.pat.ty.description(who.prefix),
             count_suffix(who.pat, count)
         );
-        let sev = if expected {
-            Severity::Remark
-        } else {
-            Severity::Error
-        };
+        let sev = if expected { Severity::Remark } else { Severity::Error };
         self.sm.print(&mut self.out, who.loc, sev, &msg, &[]);
         let start = self.input_loc(range.0);
-        self.sm
-            .print(&mut self.out, start, Severity::Note, "found here", &[range]);
+        self.sm.print(&mut self.out, start, Severity::Note, "found here", &[range]);
         self.substitution_notes(who, range.0, ctx);
         self.capture_notes(who, ctx);
         has_error
@@ -186,11 +155,7 @@ impl<'a> Reporter<'a> {
         ctx: &Context,
     ) -> bool {
         let mut has_error = expected;
-        let mut match_ty = if expected {
-            MatchType::NoneButExpected
-        } else {
-            MatchType::NoneAndExcluded
-        };
+        let mut match_ty = if expected { MatchType::NoneButExpected } else { MatchType::NoneAndExcluded };
         let mut error_msgs = Vec::new();
         if let MatchError::Errors(errors) = err {
             has_error = true;
@@ -215,11 +180,7 @@ impl<'a> Reporter<'a> {
                 who.pat.ty.description(who.prefix),
                 count_suffix(who.pat, count)
             );
-            let sev = if expected {
-                Severity::Error
-            } else {
-                Severity::Remark
-            };
+            let sev = if expected { Severity::Error } else { Severity::Remark };
             self.sm.print(&mut self.out, who.loc, sev, &msg, &[]);
             self.note(search.0, "scanning from here");
         }
@@ -256,11 +217,7 @@ impl<'a> Reporter<'a> {
         let Some(diags) = &mut self.diags else { return };
         if adjust {
             let loc = diags.last().map(|d| d.check_loc);
-            for d in diags
-                .iter_mut()
-                .rev()
-                .take_while(|d| Some(d.check_loc) == loc)
-            {
+            for d in diags.iter_mut().rev().take_while(|d| Some(d.check_loc) == loc) {
                 d.match_ty = MatchType::FoundButWrongLine;
             }
             return;
@@ -274,16 +231,11 @@ impl<'a> Reporter<'a> {
             None => {
                 let loc = self.input_loc(earlier.0);
                 let msg = "match discarded, overlaps earlier DAG match here";
-                self.sm
-                    .print(&mut self.out, loc, Severity::Note, msg, &[earlier]);
+                self.sm.print(&mut self.out, loc, Severity::Note, msg, &[earlier]);
             }
             Some(diags) => {
                 let loc = diags.last().map(|d| d.check_loc);
-                for d in diags
-                    .iter_mut()
-                    .rev()
-                    .take_while(|d| Some(d.check_loc) == loc)
-                {
+                for d in diags.iter_mut().rev().take_while(|d| Some(d.check_loc) == loc) {
                     d.match_ty = MatchType::FoundButDiscarded;
                 }
             }
@@ -296,10 +248,7 @@ impl<'a> Reporter<'a> {
             .iter()
             .filter_map(|s| {
                 let v = s.value_for_diagnostics(ctx)?;
-                Some(format!(
-                    "with \"{}\" equal to {v}",
-                    super::pattern::write_escaped(s.from.as_bytes())
-                ))
+                Some(format!("with \"{}\" equal to {v}", super::pattern::write_escaped(s.from.as_bytes())))
             })
             .collect()
     }
@@ -320,19 +269,13 @@ impl<'a> Reporter<'a> {
         for (name, range) in who.pat.variable_captures(ctx) {
             let loc = self.input_loc(range.0);
             let msg = format!("captured var \"{name}\"");
-            self.sm
-                .print(&mut self.out, loc, Severity::Note, &msg, &[range]);
+            self.sm.print(&mut self.out, loc, Severity::Note, &msg, &[range]);
         }
     }
 
     fn capture_diags(&mut self, who: &Who<'_>, match_ty: MatchType, ctx: &Context) {
         for (name, range) in who.pat.variable_captures(ctx) {
-            self.push_diag(
-                who,
-                match_ty,
-                range,
-                Some(format!("captured var \"{name}\"")),
-            );
+            self.push_diag(who, match_ty, range, Some(format!("captured var \"{name}\"")));
         }
     }
 
@@ -397,11 +340,7 @@ fn edit_distance(a: &[u8], b: &[u8]) -> usize {
         row[0] = i + 1;
         for (j, &cb) in b.iter().enumerate() {
             let cur = row[j + 1];
-            row[j + 1] = if ca == cb {
-                prev
-            } else {
-                1 + prev.min(row[j]).min(row[j + 1])
-            };
+            row[j + 1] = if ca == cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
             prev = cur;
         }
     }
@@ -433,11 +372,7 @@ fn marker(t: MatchType) -> Marker {
         MatchType::NoneForInvalidPattern => ('X', "error: match failed for invalid pattern", true),
         MatchType::Fuzzy => ('?', "possible intended match", true),
     };
-    Marker {
-        lead,
-        note: note.to_string(),
-        filters_as_error: err,
-    }
+    Marker { lead, note: note.to_string(), filters_as_error: err }
 }
 
 struct Annotation {
@@ -512,10 +447,7 @@ pub(crate) fn dump_input(
 /// `*pos` past it.
 fn render_input_line(input: &[u8], pos: &mut usize, line: usize, width: usize) -> String {
     let start = *pos;
-    let end = input[start..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(input.len(), |i| start + i + 1);
+    let end = input[start..].iter().position(|&b| b == b'\n').map_or(input.len(), |i| start + i + 1);
     *pos = end;
     let mut bytes = input[start..end].to_vec();
     if bytes.last() == Some(&b'\n') {
@@ -533,9 +465,7 @@ fn find_line_in_filter(filter: DumpInputFilter, line: usize, anns: &[Annotation]
         DumpInputFilter::All => return line,
         DumpInputFilter::AnnotationFull => anns.first(),
         DumpInputFilter::Annotation => anns.iter().find(|a| a.first_line),
-        DumpInputFilter::Error => anns
-            .iter()
-            .find(|a| a.first_line && a.marker.filters_as_error),
+        DumpInputFilter::Error => anns.iter().find(|a| a.first_line && a.marker.filters_as_error),
     };
     found.map_or(usize::MAX, |a| a.line)
 }
@@ -592,11 +522,7 @@ fn build_annotations(
     let mut label_width = 0;
     for (index, d) in diags.iter().enumerate() {
         let counts = per_pattern.get_mut(&d.check_loc).expect("counted above");
-        let mut label = format!(
-            "{}:{}",
-            d.check_ty.abbreviation(),
-            check_label(sm, labels, d.check_loc)
-        );
+        let mut label = format!("{}:{}", d.check_ty.abbreviation(), check_label(sm, labels, d.check_loc));
         if counts.0 > 1 {
             let _ = write!(label, "'{}", counts.1);
             counts.1 += 1;
@@ -659,11 +585,7 @@ fn push_annotation(
             line: l,
             start_col: 1,
             end_col: if l != el { usize::MAX } else { ec },
-            marker: Marker {
-                lead: '~',
-                note: String::new(),
-                filters_as_error,
-            },
+            marker: Marker { lead: '~', note: String::new(), filters_as_error },
         });
     }
 }

@@ -50,10 +50,7 @@ pub(crate) struct SourceMgr {
 impl SourceMgr {
     /// Adds a buffer and returns its id.
     pub fn add(&mut self, name: &str, text: Vec<u8>) -> BufId {
-        self.bufs.push(SourceBuf {
-            name: name.to_string(),
-            text,
-        });
+        self.bufs.push(SourceBuf { name: name.to_string(), text });
         self.bufs.len() - 1
     }
 
@@ -74,14 +71,7 @@ impl SourceMgr {
 
     /// Prints a message in LLVM's `SMDiagnostic::print` format: location header, the source line
     /// and a caret line (with `~` under `ranges`, given as byte offsets in the same buffer).
-    pub fn print(
-        &self,
-        out: &mut String,
-        loc: Loc,
-        sev: Severity,
-        msg: &str,
-        ranges: &[(usize, usize)],
-    ) {
+    pub fn print(&self, out: &mut String, loc: Loc, sev: Severity, msg: &str, ranges: &[(usize, usize)]) {
         let text = self.text(loc.buf);
         let (line, col) = self.line_col(loc);
         let name = &self.buf(loc.buf).name;
@@ -103,10 +93,7 @@ pub(crate) fn line_col(text: &[u8], off: usize) -> (usize, usize) {
     let off = off.min(text.len());
     let before = &text[..off];
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
+    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
     (line, off - line_start + 1)
 }
 
@@ -124,13 +111,7 @@ pub(crate) fn line_bounds(text: &[u8], off: usize) -> (usize, usize) {
     (start, end)
 }
 
-fn caret_line(
-    contents: &[u8],
-    col: usize,
-    ls: usize,
-    le: usize,
-    ranges: &[(usize, usize)],
-) -> Vec<u8> {
+fn caret_line(contents: &[u8], col: usize, ls: usize, le: usize, ranges: &[(usize, usize)]) -> Vec<u8> {
     let n = contents.len();
     let mut caret = vec![b' '; n + 1];
     for &(rs, re) in ranges {
@@ -207,20 +188,12 @@ pub(crate) struct ErrorDiag {
 impl ErrorDiag {
     /// An error printed directly with `SourceMgr::PrintMessage`.
     pub fn new(loc: Loc, msg: impl Into<String>) -> Self {
-        ErrorDiag {
-            loc,
-            msg: msg.into(),
-            logged: false,
-            exit_code: 2,
-        }
+        ErrorDiag { loc, msg: msg.into(), logged: false, exit_code: 2 }
     }
 
     /// An error printed through `logAllUnhandledErrors`.
     pub fn logged(loc: Loc, msg: impl Into<String>) -> Self {
-        ErrorDiag {
-            logged: true,
-            ..ErrorDiag::new(loc, msg)
-        }
+        ErrorDiag { logged: true, ..ErrorDiag::new(loc, msg) }
     }
 
     /// Prints the error like LLVM does.
@@ -248,12 +221,7 @@ pub(crate) const SPACE_CHARS: &[u8] = b" \t";
 impl<'a> Span<'a> {
     /// The span `[start, end)` of buffer `buf` whose text is `text`.
     pub fn new(text: &'a [u8], buf: BufId, start: usize, end: usize) -> Self {
-        Span {
-            text,
-            buf,
-            start,
-            end,
-        }
+        Span { text, buf, start, end }
     }
 
     /// The bytes of the span.
@@ -278,18 +246,12 @@ impl<'a> Span<'a> {
 
     /// Location of the first byte.
     pub fn loc(&self) -> Loc {
-        Loc {
-            buf: self.buf,
-            off: self.start,
-        }
+        Loc { buf: self.buf, off: self.start }
     }
 
     /// Location `n` bytes into the span.
     pub fn loc_at(&self, n: usize) -> Loc {
-        Loc {
-            buf: self.buf,
-            off: (self.start + n).min(self.end),
-        }
+        Loc { buf: self.buf, off: (self.start + n).min(self.end) }
     }
 
     /// First byte.
@@ -344,26 +306,17 @@ impl<'a> Span<'a> {
 
     /// The span without its first `n` bytes (clamped).
     pub fn drop_front(&self, n: usize) -> Self {
-        Span {
-            start: (self.start + n).min(self.end),
-            ..*self
-        }
+        Span { start: (self.start + n).min(self.end), ..*self }
     }
 
     /// The first `n` bytes (clamped).
     pub fn take_front(&self, n: usize) -> Self {
-        Span {
-            end: (self.start + n).min(self.end),
-            ..*self
-        }
+        Span { end: (self.start + n).min(self.end), ..*self }
     }
 
     /// The span without its last `n` bytes (clamped).
     pub fn drop_back(&self, n: usize) -> Self {
-        Span {
-            end: self.end.saturating_sub(n).max(self.start),
-            ..*self
-        }
+        Span { end: self.end.saturating_sub(n).max(self.start), ..*self }
     }
 
     /// Drops leading bytes contained in `set`.
@@ -374,12 +327,7 @@ impl<'a> Span<'a> {
 
     /// Drops trailing bytes contained in `set`.
     pub fn rtrim(&self, set: &[u8]) -> Self {
-        let n = self
-            .bytes()
-            .iter()
-            .rev()
-            .take_while(|b| set.contains(b))
-            .count();
+        let n = self.bytes().iter().rev().take_while(|b| set.contains(b)).count();
         self.drop_back(n)
     }
 
@@ -429,13 +377,7 @@ mod tests {
         let mut sm = SourceMgr::default();
         let id = sm.add("t.in", b"foo\nbar\n".to_vec());
         let mut out = String::new();
-        sm.print(
-            &mut out,
-            Loc { buf: id, off: 4 },
-            Severity::Note,
-            "found here",
-            &[(4, 7)],
-        );
+        sm.print(&mut out, Loc { buf: id, off: 4 }, Severity::Note, "found here", &[(4, 7)]);
         assert_eq!(out, "t.in:2:1: note: found here\nbar\n^~~\n");
     }
 }

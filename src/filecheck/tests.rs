@@ -24,10 +24,7 @@ fn plain_next_same_empty() {
     assert_eq!(code("CHECK: a\nCHECK: b\n", "ab\n", ""), 0);
     assert_eq!(code("CHECK: foo\nCHECK-NEXT: bar\n", "foo\nbar\n", ""), 0);
     assert_eq!(code("CHECK: foo\nCHECK-NEXT: bar\n", "foo bar\n", ""), 1);
-    assert_eq!(
-        code("CHECK: a\nCHECK-SAME: c\nCHECK-SAME: b\n", "a b c\n", ""),
-        1
-    );
+    assert_eq!(code("CHECK: a\nCHECK-SAME: c\nCHECK-SAME: b\n", "a b c\n", ""), 1);
     assert_eq!(code("CHECK: foo\nCHECK-EMPTY:\n", "foo\n \nbar\n", ""), 1);
     assert_eq!(code("CHECK: foo\nCHECK-EMPTY:\n", "foo\n\n", ""), 0);
     assert_eq!(code("CHECK: foo\nCHECK-EMPTY:\n", "foo\n", ""), 0);
@@ -38,9 +35,7 @@ fn first_directive_must_not_be_relative() {
     for (d, pat) in [("NEXT", " x"), ("SAME", " x"), ("EMPTY", "")] {
         let out = fc(&format!("CHECK-{d}:{pat}\n"), "x\n", "");
         assert_eq!(out.exit_code, 2, "{d}");
-        assert!(out
-            .stderr
-            .contains(&format!("found 'CHECK-{d}' without previous 'CHECK: line")));
+        assert!(out.stderr.contains(&format!("found 'CHECK-{d}' without previous 'CHECK: line")));
     }
 }
 
@@ -49,10 +44,7 @@ fn not_ranges() {
     let chk = "CHECK: start\nCHECK-NOT: bad\nCHECK: end\n";
     assert_eq!(code(chk, "start\nbad\nend\n", ""), 1);
     assert_eq!(code(chk, "start\nend\nbad\n", ""), 0);
-    assert_eq!(
-        code("CHECK-NOT: bad\nCHECK: start\n", "bad\nstart\n", ""),
-        1
-    );
+    assert_eq!(code("CHECK-NOT: bad\nCHECK: start\n", "bad\nstart\n", ""), 1);
     assert_eq!(code("CHECK: a\nCHECK-NOT: bad\n", "a\nbad\n", ""), 1);
 }
 
@@ -63,10 +55,7 @@ fn dag_rules() {
     let overlap = "--allow-deprecated-dag-overlap";
     assert_eq!(code("CHECK-DAG: x\nCHECK-DAG: x\n", "x\ny\n", overlap), 0);
     // The next directive starts after the furthest match of the group.
-    assert_eq!(
-        code("CHECK-DAG: a\nCHECK-DAG: b\nCHECK: c\n", "a\nc\nb\n", ""),
-        1
-    );
+    assert_eq!(code("CHECK-DAG: a\nCHECK-DAG: b\nCHECK: c\n", "a\nc\nb\n", ""), 1);
     // NOT between groups covers the gap, and the later group must follow the earlier one.
     let chk = "CHECK-DAG: a\nCHECK-NOT: x\nCHECK-DAG: b\n";
     assert_eq!(code(chk, "a\nx\nb\n", ""), 1);
@@ -83,10 +72,7 @@ fn labels_split_the_input() {
     assert_eq!(out.exit_code, 1);
     // Checking resumes in the next block after a failure: both CHECKs are reported.
     assert_eq!(out.stderr.matches("expected string not found").count(), 2);
-    assert_eq!(
-        code("CHECK-LABEL: fn\nCHECK-NEXT: x\n", "fn\ny\nfn\nx\n", ""),
-        1
-    );
+    assert_eq!(code("CHECK-LABEL: fn\nCHECK-NEXT: x\n", "fn\ny\nfn\nx\n", ""), 1);
     assert_eq!(code("CHECK-LABEL: [[X:a]]\n", "a\n", ""), 2);
     assert_eq!(code("CHECK-LABEL: f[[#N:]]\n", "f5\n", ""), 0);
 }
@@ -95,9 +81,7 @@ fn labels_split_the_input() {
 fn count() {
     assert_eq!(code("CHECK-COUNT-3: a\n", "a\na\na\n", ""), 0);
     let out = fc("CHECK-COUNT-3: a\n", "a\na\nb\n", "");
-    assert!(out
-        .stderr
-        .contains("CHECK-COUNT: expected string not found in input (3 out of 3)"));
+    assert!(out.stderr.contains("CHECK-COUNT: expected string not found in input (3 out of 3)"));
     assert_eq!(code("CHECK-COUNT-0: a\n", "a\n", ""), 2);
 }
 
@@ -111,57 +95,26 @@ fn directive_recognition() {
     assert_eq!(code("CHECK: a\nCHECK-DAG-NOT: b\n", "a\n", ""), 2);
     assert_eq!(code("nothing\n", "x\n", ""), 2);
     assert_eq!(code("A: a\n", "a\n", "--check-prefixes=A,B"), 2);
-    assert_eq!(
-        code(
-            "A: a\n",
-            "a\n",
-            "--check-prefixes=A,B --allow-unused-prefixes"
-        ),
-        0
-    );
+    assert_eq!(code("A: a\n", "a\n", "--check-prefixes=A,B --allow-unused-prefixes"), 0);
     assert_eq!(code("ok\n", "x\n", "--implicit-check-not=bad"), 0);
     let out = fc("CHECK:\n", "a\n", "");
-    assert!(out
-        .stderr
-        .starts_with("t.chk:1:7: error: found empty check string with prefix 'CHECK:'"));
+    assert!(out.stderr.starts_with("t.chk:1:7: error: found empty check string with prefix 'CHECK:'"));
 }
 
 #[test]
 fn literal_modifier() {
-    assert_eq!(
-        code("CHECK{LITERAL}: {{x}} [[Y]]\n", "{{x}} [[Y]]\n", ""),
-        0
-    );
-    assert_eq!(
-        code("CHECK-COUNT-2{LITERAL}: [[a]]\n", "[[a]] [[a]]\n", ""),
-        0
-    );
+    assert_eq!(code("CHECK{LITERAL}: {{x}} [[Y]]\n", "{{x}} [[Y]]\n", ""), 0);
+    assert_eq!(code("CHECK-COUNT-2{LITERAL}: [[a]]\n", "[[a]] [[a]]\n", ""), 0);
 }
 
 #[test]
 fn whitespace() {
     assert_eq!(code("CHECK: foo bar\n", "foo \t  bar\n", ""), 0);
-    assert_eq!(
-        code("CHECK: foo bar\n", "foo  bar\n", "--strict-whitespace"),
-        1
-    );
-    assert_eq!(
-        code("CHECK: foo bar\n", "  foo bar  \n", "--match-full-lines"),
-        0
-    );
+    assert_eq!(code("CHECK: foo bar\n", "foo  bar\n", "--strict-whitespace"), 1);
+    assert_eq!(code("CHECK: foo bar\n", "  foo bar  \n", "--match-full-lines"), 0);
     assert_eq!(code("CHECK: foo\n", "foo bar\n", "--match-full-lines"), 1);
-    assert_eq!(
-        code(
-            "CHECK:foo\n",
-            " foo\n",
-            "--match-full-lines --strict-whitespace"
-        ),
-        1
-    );
-    assert_eq!(
-        code("CHECK: foo\nCHECK-NEXT: bar\n", "foo\r\nbar\r\n", ""),
-        0
-    );
+    assert_eq!(code("CHECK:foo\n", " foo\n", "--match-full-lines --strict-whitespace"), 1);
+    assert_eq!(code("CHECK: foo\nCHECK-NEXT: bar\n", "foo\r\nbar\r\n", ""), 0);
 }
 
 #[test]
@@ -179,10 +132,7 @@ fn regex_dialect() {
 
 #[test]
 fn alternation_is_leftmost_longest() {
-    assert_eq!(
-        code("CHECK: [[X:a|ab]]\nCHECK-NEXT: [[X]]!\n", "ab\nab!\n", ""),
-        0
-    );
+    assert_eq!(code("CHECK: [[X:a|ab]]\nCHECK-NEXT: [[X]]!\n", "ab\nab!\n", ""), 0);
     assert_eq!(code("CHECK: {{a|ab}}\nCHECK-SAME: b\n", "ab\n", ""), 1);
 }
 
@@ -191,15 +141,10 @@ fn string_variables() {
     let chk = "CHECK: id=[[ID:[0-9]+]]\nCHECK: use [[ID]]\n";
     assert_eq!(code(chk, "id=7\nuse 7\n", ""), 0);
     assert_eq!(code(chk, "id=7\nuse 8\n", ""), 1);
-    assert_eq!(
-        code("CHECK: [[V:[a-z]+]] = [[V]]\n", "x = y\nab = ab\n", ""),
-        0
-    );
+    assert_eq!(code("CHECK: [[V:[a-z]+]] = [[V]]\n", "x = y\nab = ab\n", ""), 0);
     let out = fc("CHECK: [[UNDEF]]\n", "x\n", "");
     assert_eq!(out.exit_code, 1);
-    assert!(out
-        .stderr
-        .starts_with("t.chk:1:10: error: undefined variable: UNDEF\n"));
+    assert!(out.stderr.starts_with("t.chk:1:10: error: undefined variable: UNDEF\n"));
     assert_eq!(code("CHECK: value [[X]]\n", "value foo\n", "-DX=foo"), 0);
 }
 
@@ -214,28 +159,11 @@ fn variable_scope() {
 
 #[test]
 fn numeric_variables() {
-    assert_eq!(
-        code("CHECK: a [[#N:]]\nCHECK: b [[#N+1]]\n", "a 5\nb 6\n", ""),
-        0
-    );
-    assert_eq!(
-        code(
-            "CHECK: [[#%x,N:]]\nCHECK: [[#%X,N+1]] [[#N+1]]\n",
-            "f\n10 10\n",
-            ""
-        ),
-        0
-    );
+    assert_eq!(code("CHECK: a [[#N:]]\nCHECK: b [[#N+1]]\n", "a 5\nb 6\n", ""), 0);
+    assert_eq!(code("CHECK: [[#%x,N:]]\nCHECK: [[#%X,N+1]] [[#N+1]]\n", "f\n10 10\n", ""), 0);
     let funcs = "CHECK: [[#A:]] [[#B:]]\nCHECK: [[#add(A,B)]] [[#sub(A,B)]] [[#mul(A,B)]] [[#div(A,B)]] [[#max(A,B)]] [[#min(A,B)]]\n";
     assert_eq!(code(funcs, "6 3\n9 3 18 2 6 3\n", ""), 0);
-    assert_eq!(
-        code(
-            "CHECK: l [[#@LINE]]\nCHECK: n [[#@LINE+1]]\n",
-            "l 1\nn 3\n",
-            ""
-        ),
-        0
-    );
+    assert_eq!(code("CHECK: l [[#@LINE]]\nCHECK: n [[#@LINE+1]]\n", "l 1\nn 3\n", ""), 0);
     assert_eq!(code("CHECK: [[#N+1]]\n", "6\n", "-D#N=5"), 0);
     assert_eq!(code("CHECK: [[#N:]] [[#N+1]]\n", "5 6\n", ""), 2);
     let conflict = "CHECK: [[#%x,A:]] [[#%d,B:]]\nCHECK: [[#A+B]]\n";
@@ -265,13 +193,7 @@ fn implicit_check_not() {
 #[test]
 fn diagnostics_match_llvm() {
     let o = opts("");
-    let out = run(
-        &o,
-        "a.chk",
-        "CHECK: foo\nCHECK-NEXT: baz\n",
-        "a.in",
-        "foo\nbar\nbaz\n",
-    );
+    let out = run(&o, "a.chk", "CHECK: foo\nCHECK-NEXT: baz\n", "a.in", "foo\nbar\nbaz\n");
     let expected = "\
 a.chk:2:13: error: CHECK-NEXT: is not on the line after the previous match
 CHECK-NEXT: baz
@@ -317,23 +239,11 @@ fn stdin_input_and_command_errors() {
     assert_eq!(ok.exit_code, 0);
     let fail = run_command(&argv(&[]), Some("--dump-input=never"), &mut &b"bar\n"[..]);
     assert_eq!(fail.exit_code, 1);
-    assert!(fail
-        .stderr
-        .contains("<stdin>:1:1: note: scanning from here"));
+    assert!(fail.stderr.contains("<stdin>:1:1: note: scanning from here"));
     assert!(!fail.stderr.contains("Input was:"));
-    assert_eq!(
-        run_command(&argv(&["--bogus"]), None, &mut &b""[..]).exit_code,
-        1
-    );
-    assert_eq!(
-        run_command(&["FileCheck".to_string()], None, &mut &b""[..]).exit_code,
-        2
-    );
-    let missing = run_command(
-        &argv(&["--input-file", "/nonexistent/x"]),
-        None,
-        &mut &b""[..],
-    );
+    assert_eq!(run_command(&argv(&["--bogus"]), None, &mut &b""[..]).exit_code, 1);
+    assert_eq!(run_command(&["FileCheck".to_string()], None, &mut &b""[..]).exit_code, 2);
+    let missing = run_command(&argv(&["--input-file", "/nonexistent/x"]), None, &mut &b""[..]);
     assert_eq!(missing.exit_code, 2);
     let _ = std::fs::remove_dir_all(&dir);
 }

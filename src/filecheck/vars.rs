@@ -85,19 +85,8 @@ impl Context {
     }
 
     /// Creates a numeric variable (not yet visible in the name table).
-    pub fn make_num_var(
-        &mut self,
-        name: &str,
-        format: Format,
-        def_line: Option<usize>,
-    ) -> NumVarId {
-        self.nums.push(NumVar {
-            name: name.to_string(),
-            format,
-            value: None,
-            matched: None,
-            def_line,
-        });
+    pub fn make_num_var(&mut self, name: &str, format: Format, def_line: Option<usize>) -> NumVarId {
+        self.nums.push(NumVar { name: name.to_string(), format, value: None, matched: None, def_line });
         self.nums.len() - 1
     }
 
@@ -135,12 +124,7 @@ impl Context {
 
     /// LLVM's `defineCmdlineVariables`: applies `-D` definitions (`NAME=VAL` or
     /// `#[FMT,]NAME=EXPR`). Errors are printed to `out`; returns whether all succeeded.
-    pub fn define_cmdline(
-        &mut self,
-        defines: &[String],
-        sm: &mut SourceMgr,
-        out: &mut String,
-    ) -> bool {
+    pub fn define_cmdline(&mut self, defines: &[String], sm: &mut SourceMgr, out: &mut String) -> bool {
         if defines.is_empty() {
             return true;
         }
@@ -175,10 +159,7 @@ impl Context {
     }
 
     fn define_numeric(&mut self, expr: Span<'_>) -> Result<(), DefineError> {
-        let mut parser = ExprParser {
-            ctx: self,
-            line: None,
-        };
+        let mut parser = ExprParser { ctx: self, line: None };
         let (e, var) = parser.parse_block(expr, false).map_err(DefineError::Diag)?;
         let value = match e.ast {
             Some(ast) => ast.eval(self),
@@ -187,10 +168,7 @@ impl Context {
         let value = value.map_err(|err| match err {
             EvalError::Overflow => DefineError::Plain("overflow error".into()),
             EvalError::Undefined(vars) => DefineError::Plain(
-                vars.iter()
-                    .map(|(n, _)| format!("undefined variable: {n}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                vars.iter().map(|(n, _)| format!("undefined variable: {n}")).collect::<Vec<_>>().join("\n"),
             ),
         })?;
         if let Some(id) = var {
@@ -208,10 +186,7 @@ impl Context {
         let mut name_span = orig;
         let v = super::expr::parse_variable(&mut name_span).map_err(DefineError::Diag)?;
         if v.pseudo || !name_span.is_empty() {
-            let msg = format!(
-                "invalid name in string variable definition '{}'",
-                orig.string()
-            );
+            let msg = format!("invalid name in string variable definition '{}'", orig.string());
             return Err(DefineError::Diag(ErrorDiag::logged(orig.loc(), msg)));
         }
         let name = v.name.string();
@@ -219,9 +194,7 @@ impl Context {
             let msg = format!("numeric variable with name '{name}' already exists");
             return Err(DefineError::Diag(ErrorDiag::logged(v.name.loc(), msg)));
         }
-        self.strings
-            .entry(name.clone())
-            .or_insert(StrVar { value, range: None });
+        self.strings.entry(name.clone()).or_insert(StrVar { value, range: None });
         self.defined_strings.insert(name);
         Ok(())
     }
@@ -284,19 +257,13 @@ mod tests {
         let mut out = String::new();
         let defs = vec!["#%z,N=5".to_string()];
         assert!(!ctx.define_cmdline(&defs, &mut sm, &mut out));
-        assert!(
-            out.starts_with("Global defines:1:43: error: invalid format specifier"),
-            "{out}"
-        );
+        assert!(out.starts_with("Global defines:1:43: error: invalid format specifier"), "{out}");
     }
 
     #[test]
     fn var_scope_clears_locals() {
         let mut ctx = Context::default();
-        let v = StrVar {
-            value: b"v".to_vec(),
-            range: None,
-        };
+        let v = StrVar { value: b"v".to_vec(), range: None };
         ctx.set_string_var("L", v.clone());
         ctx.set_string_var("$G", v);
         ctx.clear_local_vars();

@@ -67,11 +67,8 @@ impl AffineExpr {
             }
         }
         let commutative = matches!(op, AffineOp::Add | AffineOp::Mul);
-        let (lhs, rhs) = if commutative && matches!(lhs, Const(_)) && !matches!(rhs, Const(_)) {
-            (rhs, lhs)
-        } else {
-            (lhs, rhs)
-        };
+        let (lhs, rhs) =
+            if commutative && matches!(lhs, Const(_)) && !matches!(rhs, Const(_)) { (rhs, lhs) } else { (lhs, rhs) };
         match (op, &rhs) {
             (AffineOp::Add, Const(0)) | (AffineOp::Mul, Const(1)) => return lhs,
             (AffineOp::Mul, Const(0)) => return Const(0),
@@ -83,7 +80,7 @@ impl AffineExpr {
     }
 
     /// `lhs - rhs`, represented as `lhs + rhs * -1`.
-    pub fn sub(lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr {
+    pub fn difference(lhs: AffineExpr, rhs: AffineExpr) -> AffineExpr {
         let neg = AffineExpr::binary(AffineOp::Mul, rhs, AffineExpr::Const(-1));
         AffineExpr::binary(AffineOp::Add, lhs, neg)
     }
@@ -126,7 +123,9 @@ impl AffineExpr {
             AffineExpr::Const(c) if *c < 0 => Some(AffineExpr::Const(c.checked_neg()?)),
             AffineExpr::Binary(AffineOp::Mul, x, c) => match **c {
                 AffineExpr::Const(-1) => Some((**x).clone()),
-                AffineExpr::Const(k) if k < 0 => Some(AffineExpr::Binary(AffineOp::Mul, x.clone(), Box::new(AffineExpr::Const(-k)))),
+                AffineExpr::Const(k) if k < 0 => {
+                    Some(AffineExpr::Binary(AffineOp::Mul, x.clone(), Box::new(AffineExpr::Const(-k))))
+                }
                 _ => None,
             },
             _ => None,
@@ -141,7 +140,9 @@ impl fmt::Display for AffineExpr {
             AffineExpr::Symbol(i) => write!(f, "s{i}"),
             AffineExpr::Const(c) => write!(f, "{c}"),
             AffineExpr::Binary(AffineOp::Add, a, b) => match b.negated() {
-                Some(pos) => write_operand(f, a, false, false).and(write!(f, " - ")).and(write_operand(f, &pos, true, false)),
+                Some(pos) => {
+                    write_operand(f, a, false, false).and(write!(f, " - ")).and(write_operand(f, &pos, true, false))
+                }
                 None => write_operand(f, a, false, false).and(write!(f, " + ")).and(write_operand(f, b, true, false)),
             },
             AffineExpr::Binary(AffineOp::Mul, a, b) if **b == AffineExpr::Const(-1) => {

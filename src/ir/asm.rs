@@ -158,7 +158,13 @@ impl<'p, 's> CustomParser<'p, 's> {
 
     /// A cursor over a nested group, sharing the environment.
     pub fn nested<'q>(&'q mut self, items: Vec<AsmItem<'s>>, end_loc: Loc) -> CustomParser<'q, 's> {
-        CustomParser { env: &mut *self.env, items: items.into_iter().peekable(), op_loc: self.op_loc, op_name: self.op_name, end_loc }
+        CustomParser {
+            env: &mut *self.env,
+            items: items.into_iter().peekable(),
+            op_loc: self.op_loc,
+            op_name: self.op_name,
+            end_loc,
+        }
     }
 
     /// The context.

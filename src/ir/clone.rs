@@ -25,7 +25,8 @@ pub fn clone_op(ctx: &mut Context, op: OpId, map: &mut CloneMap) -> OpId {
     let new_regions: Vec<RegionId> = regions.iter().map(|&r| clone_region(ctx, r, map)).collect();
     let operands: Vec<ValueId> = ctx.body.operands(op).map(|v| map.value(v)).collect();
     let result_types: Vec<_> = ctx.body.results(op).map(|v| ctx.body.value_type(v)).collect();
-    let successors: Vec<BlockId> = ctx.body.successors(op).iter().map(|b| map.blocks.get(b).copied().unwrap_or(*b)).collect();
+    let successors: Vec<BlockId> =
+        ctx.body.successors(op).iter().map(|b| map.blocks.get(b).copied().unwrap_or(*b)).collect();
     let data = ctx.body.op(op).clone();
     let copy = ctx.body.create_op(OpSpec {
         name: data.name,

@@ -296,7 +296,12 @@ fn parse_successors<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> 
     Ok(())
 }
 
-fn parse_attr<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, name: &str, kind: AttrKind) -> Result<(), Diagnostic> {
+fn parse_attr<'s>(
+    p: &mut CustomParser<'_, 's>,
+    op: &mut ParsedOp<'s>,
+    name: &str,
+    kind: AttrKind,
+) -> Result<(), Diagnostic> {
     let value = if kind == AttrKind::String && matches!(p.peek(), Some(AsmItem::Symbol(..))) {
         // A symbol name written `@name` and stored as a string (`sym_name`).
         let text = p.symbol_name()?;

@@ -246,9 +246,9 @@ impl Registry {
     /// Registers an op. Panics on a malformed declarative format: that is a bug in the dialect, not user input.
     pub fn register_op(&mut self, info: OpInfo) {
         let format = match info.syntax {
-            Syntax::Format(text) => {
-                Some(Format::compile(text, &info).unwrap_or_else(|e| panic!("bad assembly format for {}: {e}", info.name)))
-            }
+            Syntax::Format(text) => Some(
+                Format::compile(text, &info).unwrap_or_else(|e| panic!("bad assembly format for {}: {e}", info.name)),
+            ),
             _ => None,
         };
         self.ops.insert(info.name, RegisteredOp { info, format });

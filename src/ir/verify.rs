@@ -29,7 +29,14 @@ impl Default for VerifyOptions {
 
 /// Verifies `root` and everything nested in it; an empty list means the IR is valid.
 pub fn verify(ctx: &Context, root: OpId, opts: VerifyOptions) -> Vec<Diagnostic> {
-    let mut v = Verifier { ctx, opts, diags: Vec::new(), infos: FxHashMap::default(), doms: FxHashMap::default(), positions: Vec::new() };
+    let mut v = Verifier {
+        ctx,
+        opts,
+        diags: Vec::new(),
+        infos: FxHashMap::default(),
+        doms: FxHashMap::default(),
+        positions: Vec::new(),
+    };
     let mut ops = vec![root];
     ops.extend(preorder(&ctx.body, root));
     let mut structurally_ok = vec![true; ops.len()];
@@ -103,7 +110,9 @@ impl<'c> Verifier<'c> {
         let name = self.ctx.op_name(op);
         let dialect = dialect_of(name);
         let msg = if self.ctx.registry.dialect(dialect).is_some() {
-            format!("unregistered operation '{name}' found in dialect ('{dialect}') that does not allow unknown operations")
+            format!(
+                "unregistered operation '{name}' found in dialect ('{dialect}') that does not allow unknown operations"
+            )
         } else if self.ctx.allow_unregistered {
             return;
         } else {
@@ -141,7 +150,8 @@ impl<'c> Verifier<'c> {
                 None if !spec.optional => self.op_error(op, format!("requires attribute '{}'", spec.name)),
                 None => {}
                 Some(a) if !attr_has_kind(self.ctx, a, spec.kind) => {
-                    let msg = format!("attribute '{}' failed to satisfy constraint: {}", spec.name, kind_words(spec.kind));
+                    let msg =
+                        format!("attribute '{}' failed to satisfy constraint: {}", spec.name, kind_words(spec.kind));
                     self.op_error(op, msg);
                 }
                 Some(_) => {}
@@ -164,7 +174,10 @@ impl<'c> Verifier<'c> {
     }
 
     fn verify_terminator_position(&mut self, op: OpId, info: &OpInfo) {
-        if info.has_trait(OpTrait::Terminator) && self.ctx.body.op_parent(op).is_some() && self.ctx.body.next_op(op).is_some() {
+        if info.has_trait(OpTrait::Terminator)
+            && self.ctx.body.op_parent(op).is_some()
+            && self.ctx.body.next_op(op).is_some()
+        {
             self.op_error(op, "must be the last operation in the parent block");
         }
     }
@@ -188,7 +201,8 @@ impl<'c> Verifier<'c> {
         for &b in &blocks {
             self.verify_successors_in_region(b, region);
         }
-        let needs_terminator = info.is_some_and(|i| !i.has_trait(OpTrait::NoTerminator) && !i.has_trait(OpTrait::GraphRegions));
+        let needs_terminator =
+            info.is_some_and(|i| !i.has_trait(OpTrait::NoTerminator) && !i.has_trait(OpTrait::GraphRegions));
         if !needs_terminator {
             return;
         }
@@ -245,7 +259,9 @@ impl<'c> Verifier<'c> {
                 None => return Err(op_error(self.ctx, user, format!("operand #{index} is defined by a detached op"))),
             },
             ValueDef::BlockArg { block, .. } => (block, None),
-            ValueDef::Placeholder => return Err(op_error(self.ctx, user, format!("operand #{index} has no definition"))),
+            ValueDef::Placeholder => {
+                return Err(op_error(self.ctx, user, format!("operand #{index} has no definition")))
+            }
         };
         let Some(def_region) = body.block_parent(def_block) else {
             return Err(op_error(self.ctx, user, format!("operand #{index} is defined in a detached block")));
@@ -276,7 +292,10 @@ impl<'c> Verifier<'c> {
         let ok = if use_block == def_block {
             def_op.is_none_or(|d| d != cur && self.positions[d.index()] < self.positions[cur.index()])
         } else {
-            self.doms.entry(def_region).or_insert_with(|| DomTree::compute(body, def_region)).dominates(def_block, use_block)
+            self.doms
+                .entry(def_region)
+                .or_insert_with(|| DomTree::compute(body, def_region))
+                .dominates(def_block, use_block)
         };
         if ok {
             Ok(())
@@ -313,8 +332,11 @@ impl<'c> Verifier<'c> {
                 for child in self.ctx.body.block_ops(b) {
                     let Some(name) = super::symbols::symbol_name(self.ctx, child) else { continue };
                     if let Some(&first) = seen.get(name) {
-                        let d = Diagnostic::error(self.ctx.body.op(child).loc, format!("redefinition of symbol named '{name}'"))
-                            .with_note(self.ctx.body.op(first).loc, "see existing symbol definition here");
+                        let d = Diagnostic::error(
+                            self.ctx.body.op(child).loc,
+                            format!("redefinition of symbol named '{name}'"),
+                        )
+                        .with_note(self.ctx.body.op(first).loc, "see existing symbol definition here");
                         self.diags.push(d);
                     } else {
                         seen.insert(name, child);
@@ -342,7 +364,9 @@ fn attr_has_kind(ctx: &Context, a: AttrId, kind: AttrKind) -> bool {
         AttrKind::Bool => matches!(attr, Attr::Int { ty, .. } if ctx.type_kind(*ty) == &TypeKind::Int(1)),
         AttrKind::Unit => matches!(attr, Attr::Unit),
         AttrKind::Type => matches!(attr, Attr::Type(_)),
-        AttrKind::FunctionType => matches!(attr, Attr::Type(t) if matches!(ctx.type_kind(*t), TypeKind::Function { .. })),
+        AttrKind::FunctionType => {
+            matches!(attr, Attr::Type(t) if matches!(ctx.type_kind(*t), TypeKind::Function { .. }))
+        }
         AttrKind::SymbolRef => matches!(attr, Attr::SymbolRef { .. }),
         AttrKind::Array => matches!(attr, Attr::Array(_)),
         AttrKind::Dict => matches!(attr, Attr::Dict(_)),
@@ -368,4 +392,3 @@ fn kind_words(kind: AttrKind) -> &'static str {
         AttrKind::Dense => "dense elements attribute",
     }
 }
-

@@ -22,7 +22,9 @@ impl<'s> ParseState<'s, '_> {
         }
         let (offset, msg) = match e {
             ParseError::UnrecognizedToken { token: (_, Token::Error, _), .. } => return,
-            ParseError::UnrecognizedToken { token: (l, tok, _), expected } => (l, unexpected(&tok.describe(), &expected)),
+            ParseError::UnrecognizedToken { token: (l, tok, _), expected } => {
+                (l, unexpected(&tok.describe(), &expected))
+            }
             ParseError::UnrecognizedEof { location, expected } => (location, unexpected("end of input", &expected)),
             ParseError::ExtraToken { token: (l, tok, _) } => (l, format!("unexpected {}", tok.describe())),
             ParseError::InvalidToken { location } => (location, "invalid token".to_string()),

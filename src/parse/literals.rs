@@ -43,11 +43,11 @@ pub enum AffineAst<'s> {
 
 impl<'s> AffineAst<'s> {
     /// `a + b`.
-    pub fn add(a: Self, b: Self) -> Self {
+    pub fn plus(a: Self, b: Self) -> Self {
         AffineAst::Bin(AffineOp::Add, Box::new(a), Box::new(b))
     }
     /// `a - b`.
-    pub fn sub(a: Self, b: Self) -> Self {
+    pub fn minus(a: Self, b: Self) -> Self {
         AffineAst::Sub(Box::new(a), Box::new(b))
     }
     /// `a op b`.
@@ -55,7 +55,7 @@ impl<'s> AffineAst<'s> {
         AffineAst::Bin(op, Box::new(a), Box::new(b))
     }
     /// `-a`.
-    pub fn neg(a: Self) -> Self {
+    pub fn negated(a: Self) -> Self {
         AffineAst::Neg(Box::new(a))
     }
 }
@@ -87,7 +87,8 @@ pub fn unescape(quoted: &str) -> Result<String, String> {
             b'n' => bytes.push(b'\n'),
             b't' => bytes.push(b'\t'),
             h if h.is_ascii_hexdigit() => {
-                let lo = *inner.get(i + 2).filter(|c| c.is_ascii_hexdigit()).ok_or("invalid escape sequence in string")?;
+                let lo =
+                    *inner.get(i + 2).filter(|c| c.is_ascii_hexdigit()).ok_or("invalid escape sequence in string")?;
                 let text = [h, lo];
                 bytes.push(u8::from_str_radix(std::str::from_utf8(&text).unwrap(), 16).unwrap());
                 i += 1;
@@ -147,7 +148,13 @@ impl<'s> ParseState<'s, '_> {
     }
 
     /// `tensor<dims x elem, encoding>`.
-    pub fn tensor_type(&mut self, dims: Option<&'s str>, elem: TypeId, encoding: Option<AttrId>, offset: usize) -> TypeId {
+    pub fn tensor_type(
+        &mut self,
+        dims: Option<&'s str>,
+        elem: TypeId,
+        encoding: Option<AttrId>,
+        offset: usize,
+    ) -> TypeId {
         let key = (dims.unwrap_or(""), elem, encoding);
         if let Some(&t) = self.tensor_cache().get(&key) {
             return t;
@@ -236,7 +243,7 @@ impl<'s> ParseState<'s, '_> {
         if width >= 127 {
             return true;
         }
-        let min = -(1i128 << (width - 1).max(0));
+        let min = -(1i128 << (width - 1));
         let max = (1i128 << width) - 1;
         (min..=max).contains(&value) || (width == 1 && value == -1)
     }
@@ -431,11 +438,20 @@ impl<'s> ParseState<'s, '_> {
         self.ctx.attr(Attr::Dense { ty, data })
     }
 
-    fn flatten_dense(&self, tree: &DenseTree<'s>, shape: &[u64], elem: &TypeKind, out: &mut Vec<DenseElem>) -> Result<(), String> {
+    fn flatten_dense(
+        &self,
+        tree: &DenseTree<'s>,
+        shape: &[u64],
+        elem: &TypeKind,
+        out: &mut Vec<DenseElem>,
+    ) -> Result<(), String> {
         match (tree, shape.split_first()) {
             (DenseTree::List(items), Some((&n, rest))) => {
                 if items.len() as u64 != n {
-                    return Err(format!("expected {n} elements in a dimension of the dense attribute, but got {}", items.len()));
+                    return Err(format!(
+                        "expected {n} elements in a dimension of the dense attribute, but got {}",
+                        items.len()
+                    ));
                 }
                 items.iter().try_for_each(|t| self.flatten_dense(t, rest, elem, out))
             }
@@ -450,11 +466,14 @@ impl<'s> ParseState<'s, '_> {
 
     fn dense_hex(&mut self, quoted: &str, elem: &TypeKind, count: u64, offset: usize) -> DenseData {
         let hex = quoted.trim_matches('"');
-        let Some(digits) = hex.strip_prefix("0x").filter(|d| d.len() % 2 == 0 && d.bytes().all(|c| c.is_ascii_hexdigit())) else {
+        let Some(digits) =
+            hex.strip_prefix("0x").filter(|d| d.len() % 2 == 0 && d.bytes().all(|c| c.is_ascii_hexdigit()))
+        else {
             self.error(offset, "expected a hexadecimal string in dense attribute");
             return DenseData::Splat(DenseElem::Int(0));
         };
-        let bytes: Vec<u8> = (0..digits.len()).step_by(2).map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap()).collect();
+        let bytes: Vec<u8> =
+            (0..digits.len()).step_by(2).map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap()).collect();
         let width = match elem {
             TypeKind::Int(w) => (*w as usize).div_ceil(8),
             TypeKind::Index => 8,
@@ -508,8 +527,12 @@ fn dense_elem(tree: &DenseTree<'_>, elem: &TypeKind) -> Result<DenseElem, (usize
             let v: f64 = t.parse().unwrap_or(0.0);
             DenseElem::Float(float_bits::round_to(*k, if *neg { -v } else { v }).to_bits())
         }
-        (DenseTree::Int(_, _, off), TypeKind::Float(_)) => return Err((*off, "expected floating-point elements, but parsed integer".into())),
-        (DenseTree::Float(_, _, off), _) => return Err((*off, "expected integer elements, but parsed floating-point".into())),
+        (DenseTree::Int(_, _, off), TypeKind::Float(_)) => {
+            return Err((*off, "expected floating-point elements, but parsed integer".into()))
+        }
+        (DenseTree::Float(_, _, off), _) => {
+            return Err((*off, "expected integer elements, but parsed floating-point".into()))
+        }
         (DenseTree::Bool(_), _) => return Err((0, "boolean elements require an i1 element type".into())),
         _ => return Err((0, "unsupported dense element type".into())),
     })
@@ -541,7 +564,9 @@ fn canonical_dense(elems: Vec<DenseElem>) -> DenseData {
 
 fn bind_affine(ast: &AffineAst<'_>, dims: &[&str], syms: &[&str]) -> Result<AffineExpr, (String, usize)> {
     Ok(match ast {
-        AffineAst::Int(t, off) => AffineExpr::Const(t.parse().map_err(|_| ("integer constant out of range".to_string(), *off))?),
+        AffineAst::Int(t, off) => {
+            AffineExpr::Const(t.parse().map_err(|_| ("integer constant out of range".to_string(), *off))?)
+        }
         AffineAst::Name(n, off) => {
             if let Some(i) = dims.iter().position(|d| d == n) {
                 AffineExpr::Dim(i as u32)
@@ -552,7 +577,7 @@ fn bind_affine(ast: &AffineAst<'_>, dims: &[&str], syms: &[&str]) -> Result<Affi
             }
         }
         AffineAst::Neg(a) => AffineExpr::binary(AffineOp::Mul, bind_affine(a, dims, syms)?, AffineExpr::Const(-1)),
-        AffineAst::Sub(a, b) => AffineExpr::sub(bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?),
+        AffineAst::Sub(a, b) => AffineExpr::difference(bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?),
         AffineAst::Bin(op, a, b) => {
             let (lhs, rhs) = (bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?);
             check_affine(*op, &lhs, &rhs).map_err(|m| (m, affine_offset(a)))?;
@@ -566,7 +591,8 @@ fn check_affine(op: AffineOp, lhs: &AffineExpr, rhs: &AffineExpr) -> Result<(), 
     let symbolic = |e: &AffineExpr| e.extent().0 == 0;
     match op {
         AffineOp::Mul if !symbolic(lhs) && !symbolic(rhs) => {
-            Err("non-affine expression: at least one of the multiply operands has to be either a constant or symbolic".into())
+            Err("non-affine expression: at least one of the multiply operands has to be either a constant or symbolic"
+                .into())
         }
         AffineOp::FloorDiv | AffineOp::CeilDiv | AffineOp::Mod if !symbolic(rhs) => {
             let name = match op {

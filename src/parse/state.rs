@@ -191,7 +191,10 @@ impl<'s, 'c> ParseState<'s, 'c> {
         }
         let forwards: Vec<Forward<'s>> = scope.forward.into_values().collect();
         self.pending.push(forwards);
-        ParsedRegion { region: scope.region.expect("region scopes have a region"), pending: self.pending.len() as u32 - 1 }
+        ParsedRegion {
+            region: scope.region.expect("region scopes have a region"),
+            pending: self.pending.len() as u32 - 1,
+        }
     }
 
     /// `^name(args):`: starts a new block in the current region.
@@ -330,7 +333,8 @@ impl<'s, 'c> ParseState<'s, 'c> {
         let (used, defined) = (self.ctx.body.value_type(f.value), self.ctx.body.value_type(value));
         if used != defined {
             let (base, index) = split_use(f.name);
-            let msg = format!("definition of SSA value '{base}#{index}' has type '{}'", type_to_string(self.ctx, defined));
+            let msg =
+                format!("definition of SSA value '{base}#{index}' has type '{}'", type_to_string(self.ctx, defined));
             let note = format!("previously used here with type '{}'", type_to_string(self.ctx, used));
             let d = Diagnostic::error(self.loc_at(def_offset), msg).with_note(self.loc_at(f.offset), note);
             self.diags.push(d);
@@ -440,7 +444,9 @@ impl<'s, 'c> ParseState<'s, 'c> {
         if self.ctx.registry.dialect(dialect_of(name)).is_none() {
             self.error(
                 offset,
-                format!("operation '{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it"),
+                format!(
+                    "operation '{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it"
+                ),
             );
         }
     }
@@ -542,12 +548,21 @@ impl<'s, 'c> ParseState<'s, 'c> {
         }
     }
 
-    fn run_custom_parser(&mut self, name: &'s str, loc: Loc, items: Vec<AsmItem<'s>>, end: Loc, syntax: Syntax) -> Result<ParsedOp<'s>, Diagnostic> {
+    fn run_custom_parser(
+        &mut self,
+        name: &'s str,
+        loc: Loc,
+        items: Vec<AsmItem<'s>>,
+        end: Loc,
+        syntax: Syntax,
+    ) -> Result<ParsedOp<'s>, Diagnostic> {
         let registry = self.ctx.registry.clone();
         let mut parser = CustomParser::new(self, name, loc, items, end);
         match syntax {
             Syntax::Custom { parse, .. } => parse(&mut parser),
-            Syntax::Format(_) => registry.op(name).and_then(|r| r.format.as_ref()).expect("compiled format").parse(&mut parser),
+            Syntax::Format(_) => {
+                registry.op(name).and_then(|r| r.format.as_ref()).expect("compiled format").parse(&mut parser)
+            }
             Syntax::Generic => unreachable!("filtered by the caller"),
         }
     }
@@ -563,7 +578,8 @@ impl<'s, 'c> ParseState<'s, 'c> {
         let counts = self.result_count(results)?;
         let defined: u32 = counts.iter().sum();
         if !results.is_empty() && defined as usize != parsed.result_types.len() {
-            let msg = format!("operation defines {} results but was provided {defined} to bind", parsed.result_types.len());
+            let msg =
+                format!("operation defines {} results but was provided {defined} to bind", parsed.result_types.len());
             self.error(start, msg);
             return None;
         }

@@ -73,8 +73,12 @@ impl Pipeline {
         for (i, e) in self.elements.iter().enumerate() {
             let comma = if i + 1 < self.elements.len() { "," } else { "" };
             match e {
-                PipelineElement::Pass { name, options } if options.is_empty() => out.push_str(&format!("{pad}  {name}{comma}\n")),
-                PipelineElement::Pass { name, options } => out.push_str(&format!("{pad}  {name}{{{options}}}{comma}\n")),
+                PipelineElement::Pass { name, options } if options.is_empty() => {
+                    out.push_str(&format!("{pad}  {name}{comma}\n"))
+                }
+                PipelineElement::Pass { name, options } => {
+                    out.push_str(&format!("{pad}  {name}{{{options}}}{comma}\n"))
+                }
                 PipelineElement::Nested(p) => {
                     p.dump_into(out, indent + 2);
                     if !comma.is_empty() {
@@ -112,7 +116,8 @@ pub fn parse_pipeline(text: &str) -> Result<Pipeline, PipelineError> {
     if !p.eat('(') {
         let _ = name_start;
         return Err(PipelineError {
-            message: "expected pass pipeline to be wrapped with the anchor operation type, e.g. 'builtin.module(...)'".into(),
+            message: "expected pass pipeline to be wrapped with the anchor operation type, e.g. 'builtin.module(...)'"
+                .into(),
             column: None,
             text: text.into(),
         });
@@ -210,7 +215,9 @@ impl Parser<'_> {
             } else {
                 let options = if self.eat('{') { self.options(start)? } else { String::new() };
                 if !registered_passes().iter().any(|p| p.argument == name) {
-                    return Err(self.error(format!("'{name}' does not refer to a registered pass or pass pipeline"), start));
+                    return Err(
+                        self.error(format!("'{name}' does not refer to a registered pass or pass pipeline"), start)
+                    );
                 }
                 elements.push(PipelineElement::Pass { name, options });
             }

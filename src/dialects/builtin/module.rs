@@ -11,7 +11,13 @@ use std::fmt;
 /// The registration of `builtin.module`.
 pub const INFO: OpInfo = OpInfo {
     regions: Arity::Exact(1),
-    traits: &[OpTrait::IsolatedFromAbove, OpTrait::SymbolTable, OpTrait::NoTerminator, OpTrait::SingleBlock, OpTrait::GraphRegions],
+    traits: &[
+        OpTrait::IsolatedFromAbove,
+        OpTrait::SymbolTable,
+        OpTrait::NoTerminator,
+        OpTrait::SingleBlock,
+        OpTrait::GraphRegions,
+    ],
     attrs: &[
         AttrSpec { name: "sym_name", kind: AttrKind::String, optional: true },
         AttrSpec { name: "sym_visibility", kind: AttrKind::String, optional: true },

@@ -254,7 +254,9 @@ fn round_trips(text: &str, v: f64, kind: FloatKind) -> bool {
     match kind {
         FloatKind::F64 => back == v,
         FloatKind::F32 => back as f32 == v as f32,
-        FloatKind::F16 | FloatKind::BF16 => crate::ir::float_bits::round_to(kind, back) == crate::ir::float_bits::round_to(kind, v),
+        FloatKind::F16 | FloatKind::BF16 => {
+            crate::ir::float_bits::round_to(kind, back) == crate::ir::float_bits::round_to(kind, v)
+        }
     }
 }
 

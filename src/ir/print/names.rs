@@ -30,10 +30,8 @@ pub struct Names {
 impl Names {
     /// Numbers everything nested under `root`.
     pub fn compute(ctx: &Context, root: OpId) -> Names {
-        let mut names = Names {
-            values: vec![None; ctx.body.value_capacity()],
-            blocks: vec![u32::MAX; ctx.body.block_capacity()],
-        };
+        let mut names =
+            Names { values: vec![None; ctx.body.value_capacity()], blocks: vec![u32::MAX; ctx.body.block_capacity()] };
         for &r in ctx.body.regions(root) {
             names.number_region(ctx, r, 0, 0);
         }
