@@ -3,7 +3,10 @@
 
 use super::state::ParseState;
 use crate::ir::float_bits;
-use crate::ir::{AffineExpr, AffineMap, AffineOp, Attr, AttrId, DenseData, DenseElem, FloatKind, TypeId, TypeKind};
+use crate::ir::{
+    AffineExpr, AffineMap, AffineOp, Attr, AttrId, Context, DenseData, DenseElem, DialectInfo, FloatKind, Symbol,
+    TypeId, TypeKind,
+};
 
 /// A dictionary key as written.
 pub enum KeyText<'s> {
@@ -186,25 +189,7 @@ impl<'s> ParseState<'s, '_> {
                 }
             };
         }
-        let dialect = crate::ir::registry::dialect_of(name);
-        let parser = self.ctx.registry.dialect(dialect).map(|d| d.parse_type);
-        match parser {
-            Some(Some(parse)) => parse(self.ctx, name, body).unwrap_or_else(|e| {
-                self.error(offset, e);
-                self.ctx.none_type()
-            }),
-            Some(None) => {
-                self.error(offset, format!("dialect '{dialect}' defines no type '{name}'"));
-                self.ctx.none_type()
-            }
-            None => {
-                if !self.ctx.allow_unregistered {
-                    self.error(offset, format!("type '!{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it"));
-                }
-                let name = self.ctx.sym(name);
-                self.ctx.ty(TypeKind::Opaque { name, body: body.map(Into::into) })
-            }
-        }
+        self.dialect_item(&TYPE_ITEMS, name, body, offset)
     }
 
     /// `!name = type`.
@@ -371,23 +356,32 @@ impl<'s> ParseState<'s, '_> {
                 }
             };
         }
+        self.dialect_item(&ATTR_ITEMS, name, body, offset)
+    }
+
+    /// A dialect type or attribute: parsed by its dialect, kept opaque for an unregistered dialect (with the flag).
+    fn dialect_item<T>(&mut self, kind: &DialectItems<T>, name: &str, body: Option<&str>, offset: usize) -> T {
         let dialect = crate::ir::registry::dialect_of(name);
-        let parser = self.ctx.registry.dialect(dialect).map(|d| d.parse_attr);
+        let parser = self.ctx.registry.dialect(dialect).map(kind.parser);
         match parser {
             Some(Some(parse)) => parse(self.ctx, name, body).unwrap_or_else(|e| {
                 self.error(offset, e);
-                self.ctx.empty_dict()
+                (kind.fallback)(self.ctx)
             }),
             Some(None) => {
-                self.error(offset, format!("dialect '{dialect}' defines no attribute '{name}'"));
-                self.ctx.empty_dict()
+                self.error(offset, format!("dialect '{dialect}' defines no {} '{name}'", kind.noun));
+                (kind.fallback)(self.ctx)
             }
             None => {
                 if !self.ctx.allow_unregistered {
-                    self.error(offset, format!("attribute '#{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it"));
+                    let msg = format!(
+                        "{} '{}{name}' is in an unregistered dialect; use --allow-unregistered-dialect to accept it",
+                        kind.noun, kind.sigil
+                    );
+                    self.error(offset, msg);
                 }
                 let name = self.ctx.sym(name);
-                self.ctx.attr(Attr::Opaque { name, body: body.map(Into::into) })
+                (kind.opaque)(self.ctx, name, body.map(Into::into))
             }
         }
     }
@@ -537,6 +531,31 @@ fn dense_elem(tree: &DenseTree<'_>, elem: &TypeKind) -> Result<DenseElem, (usize
         _ => return Err((0, "unsupported dense element type".into())),
     })
 }
+
+/// What differs between dialect types (`!d.name<..>`) and dialect attributes (`#d.name<..>`).
+struct DialectItems<T> {
+    sigil: char,
+    noun: &'static str,
+    parser: fn(&DialectInfo) -> Option<fn(&mut Context, &str, Option<&str>) -> Result<T, String>>,
+    opaque: fn(&mut Context, Symbol, Option<Box<str>>) -> T,
+    fallback: fn(&mut Context) -> T,
+}
+
+const TYPE_ITEMS: DialectItems<TypeId> = DialectItems {
+    sigil: '!',
+    noun: "type",
+    parser: |d| d.parse_type,
+    opaque: |ctx, name, body| ctx.ty(TypeKind::Opaque { name, body }),
+    fallback: |ctx| ctx.none_type(),
+};
+
+const ATTR_ITEMS: DialectItems<AttrId> = DialectItems {
+    sigil: '#',
+    noun: "attribute",
+    parser: |d| d.parse_attr,
+    opaque: |ctx, name, body| ctx.attr(Attr::Opaque { name, body }),
+    fallback: |ctx| ctx.empty_dict(),
+};
 
 fn hex_elem(bytes: &[u8], elem: &TypeKind) -> DenseElem {
     let mut raw = [0u8; 16];
