@@ -10,18 +10,19 @@ use crate::dialects;
 use crate::ir::print::{print_op_to, PrintOptions};
 use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{Context, Diagnostic, Registry, Severity};
-use crate::passes::{parse_pipeline, registered_passes, Pipeline};
+use crate::passes::{parse_pipeline, Instrumentation, PassManager, PassRegistry, Pipeline, PipelineElement, Selection};
 use crate::render::{render_all, Style};
 use options::{Options, HELP};
 use std::io::{Read, Write};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use timing::TimingReport;
 
 /// Runs `tap-opt` with `args` (without the program name), writing to `stdout` (unless `-o` says otherwise) and
 /// `stderr`; returns the exit code.
 pub fn main(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
-    let result = options::parse_args(args).and_then(|opts| run(&opts, stdout, stderr));
+    let passes = PassRegistry::with_builtin();
+    let result = options::parse_args(args, &passes).and_then(|opts| run(&opts, &passes, stdout, stderr));
     let code = match result {
         Ok(true) => 0,
         Ok(false) => 1,
@@ -35,21 +36,15 @@ pub fn main(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> 
     code
 }
 
-fn run(opts: &Options, stdout: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
+fn run(opts: &Options, passes: &PassRegistry, stdout: &mut dyn Write, err: &mut dyn Write) -> Result<bool, String> {
     let start = Instant::now();
     let registry = dialects::all();
-    if introspect(opts, &registry, stdout).map_err(write_error)? {
+    if introspect(opts, &registry, passes, stdout).map_err(write_error)? {
         return Ok(true);
     }
-    let pipeline = match opts.pipeline.as_deref().map(parse_pipeline).transpose() {
-        Ok(p) => p.unwrap_or(Pipeline { anchor: "builtin.module".into(), elements: Vec::new() }),
-        Err(e) => {
-            write!(err, "{}", e.render()).map_err(write_error)?;
-            return Ok(false);
-        }
-    };
+    let Some(pm) = build_pass_manager(opts, passes, err).map_err(write_error)? else { return Ok(false) };
     if opts.dump_pass_pipeline {
-        write!(err, "Pass Manager with {} passes:\n{}", pipeline.num_passes(), pipeline.dump()).map_err(write_error)?;
+        write!(err, "{}", pm.dump()).map_err(write_error)?;
     }
     let (name, text) = read_input(&opts.input)?;
     let mut file_out = open_output(&opts.output)?;
@@ -57,11 +52,13 @@ fn run(opts: &Options, stdout: &mut dyn Write, err: &mut dyn Write) -> Result<bo
         Some(f) => f,
         None => stdout,
     };
-    let mut driver = Driver { opts, registry, pipeline, timing: TimingReport::default(), name, text, err };
+    let mut driver =
+        Driver { opts, registry, pm, timing: TimingReport::default(), name, text, err, statistics: String::new() };
     let ok = driver.process_all(out)?;
     out.flush().map_err(write_error)?;
     if opts.pass_statistics {
-        write!(driver.err, "{}", timing::statistics_banner()).map_err(write_error)?;
+        let report = if driver.statistics.is_empty() { timing::statistics_banner() } else { driver.statistics.clone() };
+        write!(driver.err, "{report}").map_err(write_error)?;
     }
     if opts.timing {
         write!(driver.err, "{}", driver.timing.render(start.elapsed())).map_err(write_error)?;
@@ -69,18 +66,56 @@ fn run(opts: &Options, stdout: &mut dyn Write, err: &mut dyn Write) -> Result<bo
     Ok(ok)
 }
 
+/// The pass manager for `--pass-pipeline` or the individual pass flags; `None` after reporting an error.
+fn build_pass_manager(
+    opts: &Options,
+    passes: &PassRegistry,
+    err: &mut dyn Write,
+) -> std::io::Result<Option<PassManager>> {
+    if opts.pipeline.is_some() && !opts.pass_flags.is_empty() {
+        writeln!(err, "<unknown>:0: error: '-pass-pipeline' option can't be used with individual pass options")?;
+        return Ok(None);
+    }
+    let pipeline = match &opts.pipeline {
+        Some(text) => match parse_pipeline(text, passes) {
+            Ok(p) => p,
+            Err(e) => {
+                write!(err, "{}", e.render())?;
+                return Ok(None);
+            }
+        },
+        None => {
+            let elements = opts
+                .pass_flags
+                .iter()
+                .map(|(name, options)| PipelineElement::Pass { name: name.clone(), options: options.clone() });
+            Pipeline { anchor: "builtin.module".into(), elements: elements.collect() }
+        }
+    };
+    match PassManager::from_pipeline(&pipeline, passes) {
+        Ok(pm) => Ok(Some(pm)),
+        Err(lines) => {
+            for l in lines {
+                writeln!(err, "{l}")?;
+            }
+            Ok(None)
+        }
+    }
+}
+
 /// `--help`, `--version`, `--list-passes`, `--show-dialects`: print and report that nothing else is to be done.
-fn introspect(opts: &Options, registry: &Registry, out: &mut dyn Write) -> std::io::Result<bool> {
+fn introspect(
+    opts: &Options,
+    registry: &Registry,
+    passes: &PassRegistry,
+    out: &mut dyn Write,
+) -> std::io::Result<bool> {
     if opts.help {
         write!(out, "{HELP}")?;
     } else if opts.version {
         writeln!(out, "tap-opt (Tapestry) {}", env!("CARGO_PKG_VERSION"))?;
     } else if opts.list_passes {
-        writeln!(out, "Available Passes:")?;
-        for p in registered_passes() {
-            writeln!(out, "  --{}  -   {}", p.argument, p.description)?;
-        }
-        writeln!(out, "Available Pass Pipelines:")?;
+        write!(out, "{}", passes.list())?;
     } else if opts.show_dialects {
         writeln!(out, "Available Dialects: {}", registry.dialects().map(|d| d.name).collect::<Vec<_>>().join(", "))?;
         for op in registry.ops() {
@@ -122,8 +157,9 @@ fn open_output(path: &str) -> Result<Option<std::io::BufWriter<std::fs::File>>, 
 struct Driver<'o> {
     opts: &'o Options,
     registry: Arc<Registry>,
-    pipeline: Pipeline,
+    pm: PassManager,
     timing: TimingReport,
+    statistics: String,
     name: String,
     text: Arc<str>,
     err: &'o mut dyn Write,
@@ -166,7 +202,7 @@ impl Driver<'_> {
             let vopts = VerifyOptions { print_op_on_diagnostic: self.opts.verify_diagnostics.is_none() };
             diags.extend(verify(&ctx, m, vopts));
             if !has_error(&diags) {
-                diags.extend(self.run_pipeline(&ctx, m));
+                diags.extend(self.run_pipeline(&mut ctx, m));
             }
         }
         let ok = self.report(&ctx, file, range, &diags);
@@ -183,15 +219,29 @@ impl Driver<'_> {
         Ok(ok)
     }
 
-    /// Runs the pipeline; with no pass manager yet, only checks that the anchor can run on the module.
-    fn run_pipeline(&mut self, ctx: &Context, module: crate::ir::OpId) -> Vec<Diagnostic> {
-        let anchor = &self.pipeline.anchor;
-        if anchor != "any" && anchor != ctx.op_name(module) {
-            let msg = format!("can't run '{anchor}' pass manager on '{}' op", ctx.op_name(module));
-            return vec![Diagnostic::error(ctx.body.op(module).loc, msg)];
+    /// Runs the pass pipeline with the instrumentation the flags ask for.
+    fn run_pipeline(&mut self, ctx: &mut Context, module: crate::ir::OpId) -> Vec<Diagnostic> {
+        let o = self.opts;
+        let select = |all: bool, some: &Vec<String>| match (all, some.is_empty()) {
+            (true, _) => Selection::All,
+            (false, false) => Selection::Some(some.clone()),
+            (false, true) => Selection::None,
+        };
+        let mut instr = Instrumentation::quiet(&mut *self.err);
+        instr.print_before = select(o.print_before_all, &o.print_before);
+        instr.print_after = select(o.print_after_all, &o.print_after);
+        instr.print_after_change = o.print_after_change;
+        instr.print_after_failure = o.print_after_failure;
+        instr.print_options = PrintOptions { generic: o.print_generic, debug_info: o.print_debuginfo };
+        instr.verify_each = o.verify_each;
+        let result = self.pm.run(ctx, module, &mut instr);
+        for ((depth, name), t) in &instr.timing {
+            self.timing.add(*depth, name, *t);
         }
-        self.timing.add(0, &format!("'{anchor}' Pipeline"), Duration::ZERO);
-        Vec::new()
+        if o.pass_statistics {
+            self.statistics.push_str(&instr.statistics_report());
+        }
+        result.err().unwrap_or_default()
     }
 
     /// Renders diagnostics (or checks them under `--verify-diagnostics`); returns whether the chunk succeeded.

@@ -56,6 +56,8 @@ pub struct Options {
     pub verify_each: bool,
     /// `--diagnostic-style=mlir|rich`.
     pub rich_diagnostics: bool,
+    /// Passes given as individual flags (`--symbol-dce`, `--canonicalize=max-iterations=3`), in order.
+    pub pass_flags: Vec<(String, String)>,
     /// `--help`.
     pub help: bool,
     /// `--version`.
@@ -87,6 +89,7 @@ impl Default for Options {
             dump_pass_pipeline: false,
             verify_each: true,
             rich_diagnostics: false,
+            pass_flags: Vec::new(),
             help: false,
             version: false,
         }
@@ -133,8 +136,8 @@ fn bool_value(flag: &str, value: Option<&str>) -> Result<bool, String> {
     }
 }
 
-/// Parses the arguments (without the program name).
-pub fn parse_args(args: &[String]) -> Result<Options, String> {
+/// Parses the arguments (without the program name); flags naming a registered pass or pipeline become passes.
+pub fn parse_args(args: &[String], passes: &crate::passes::PassRegistry) -> Result<Options, String> {
     let mut o = Options::default();
     let mut positional = Vec::new();
     let mut i = 0;
@@ -204,6 +207,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
             "disable-threading" | "print-local-scope" => {}
             "help" | "h" => o.help = true,
             "version" => o.version = true,
+            name if passes.knows(name) => o.pass_flags.push((name.to_string(), value.unwrap_or("").replace(',', " "))),
             _ => return Err(format!("tap-opt: Unknown command line argument '{arg}'.  Try: 'tap-opt --help'")),
         }
     }

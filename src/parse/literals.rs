@@ -532,11 +532,14 @@ fn dense_elem(tree: &DenseTree<'_>, elem: &TypeKind) -> Result<DenseElem, (usize
     })
 }
 
+/// A dialect's parser for the body of one of its types or attributes.
+type ItemParser<T> = fn(&mut Context, &str, Option<&str>) -> Result<T, String>;
+
 /// What differs between dialect types (`!d.name<..>`) and dialect attributes (`#d.name<..>`).
 struct DialectItems<T> {
     sigil: char,
     noun: &'static str,
-    parser: fn(&DialectInfo) -> Option<fn(&mut Context, &str, Option<&str>) -> Result<T, String>>,
+    parser: fn(&DialectInfo) -> Option<ItemParser<T>>,
     opaque: fn(&mut Context, Symbol, Option<Box<str>>) -> T,
     fallback: fn(&mut Context) -> T,
 }

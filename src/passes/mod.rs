@@ -1,22 +1,23 @@
-//! Passes and the pass manager. This module holds the textual pipeline syntax and the pass registry; the
-//! passes themselves (one per file, named after their command-line argument) arrive with the pass manager.
+//! Passes and the pass manager: the `Pass` trait, typed options, the registry of passes and named pipelines,
+//! MLIR's textual pipeline syntax, the manager that runs them with instrumentation, and the passes themselves
+//! (one per file, named after their command-line argument).
 
+pub mod instrument;
+pub mod manager;
+pub mod options;
+pub mod pass;
 pub mod pipeline;
+pub mod registry;
+pub mod symbol_dce;
 
+pub use instrument::{Instrumentation, Selection};
+pub use manager::PassManager;
+pub use options::{OptionKind, OptionSpec, OptionValues};
+pub use pass::{Changed, Pass, PassInfo, Statistics};
 pub use pipeline::{parse_pipeline, Pipeline, PipelineElement, PipelineError};
+pub use registry::{PassEntry, PassRegistry, PipelineEntry};
 
-/// A registered pass, as `--list-passes` shows it.
-#[derive(Copy, Clone, Debug)]
-pub struct PassInfo {
-    /// Command-line argument, e.g. `cse`.
-    pub argument: &'static str,
-    /// Display name used in IR dumps and timing reports, e.g. `CSE`.
-    pub name: &'static str,
-    /// One-line description.
-    pub description: &'static str,
-}
-
-/// Every registered pass, in name order.
-pub fn registered_passes() -> &'static [PassInfo] {
-    &[]
+/// Registers every built-in pass and named pipeline.
+pub fn register_builtin(registry: &mut PassRegistry) {
+    registry.register_pass(symbol_dce::ENTRY);
 }

@@ -3,7 +3,7 @@
 //! Parsing checks the structure and that every name is a registered pass or a nested anchor; errors carry the
 //! column of the offending text, and render as `mlir-opt` renders them.
 
-use super::registered_passes;
+use super::registry::PassRegistry;
 
 /// A parsed pipeline: an anchor op name (or `any`) and its elements.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,9 +104,9 @@ impl Pipeline {
 }
 
 /// Parses a pipeline string.
-pub fn parse_pipeline(text: &str) -> Result<Pipeline, PipelineError> {
+pub fn parse_pipeline(text: &str, registry: &PassRegistry) -> Result<Pipeline, PipelineError> {
     let trimmed = text.trim();
-    let mut p = Parser { text, pos: text.len() - text.trim_start().len() };
+    let mut p = Parser { text, pos: text.len() - text.trim_start().len(), registry };
     if trimmed.is_empty() {
         return Ok(Pipeline { anchor: "builtin.module".into(), elements: Vec::new() });
     }
@@ -160,6 +160,7 @@ fn balanced(s: &str) -> bool {
 struct Parser<'a> {
     text: &'a str,
     pos: usize,
+    registry: &'a PassRegistry,
 }
 
 impl Parser<'_> {
@@ -214,7 +215,7 @@ impl Parser<'_> {
                 elements.push(PipelineElement::Nested(self.nested(name, inner)?));
             } else {
                 let options = if self.eat('{') { self.options(start)? } else { String::new() };
-                if !registered_passes().iter().any(|p| p.argument == name) {
+                if !self.registry.knows(&name) {
                     return Err(
                         self.error(format!("'{name}' does not refer to a registered pass or pass pipeline"), start)
                     );
@@ -256,6 +257,10 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse_pipeline(text: &str) -> Result<Pipeline, PipelineError> {
+        super::parse_pipeline(text, &PassRegistry::new())
+    }
 
     #[test]
     fn empty_and_nested_pipelines_parse() {
