@@ -1,6 +1,7 @@
 //! The dialects: each registers its ops, types and attributes into a [`Registry`]. A dialect imports only the
 //! IR core, never another dialect.
 
+pub mod arith;
 pub mod builtin;
 pub mod func;
 
@@ -11,6 +12,7 @@ use std::sync::Arc;
 pub fn register_all(registry: &mut Registry) {
     builtin::register(registry);
     func::register(registry);
+    arith::register(registry);
 }
 
 /// A frozen registry with every dialect.

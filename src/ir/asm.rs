@@ -312,6 +312,24 @@ impl<'p, 's> CustomParser<'p, 's> {
         }
     }
 
+    /// Consumes a number or other literal with an optional leading `-` and trailing `: type` (`-3 : i32`,
+    /// `1.5 : f32`, `0x7FC00000 : f32`), giving numbers the stated type.
+    pub fn typed_attr(&mut self) -> Result<AttrId, Diagnostic> {
+        let loc = self.loc();
+        let negate = self.eat_punct("-");
+        let attr = self.attr()?;
+        let ty = if self.eat_punct(":") { Some(self.ty()?) } else { None };
+        let hex = match loc {
+            super::Loc::Source { file, offset } => {
+                let text = &self.ctx().sources.file(file).text;
+                text.get(offset as usize + usize::from(negate)..)
+                    .is_some_and(|t| t.trim_start_matches('-').starts_with("0x"))
+            }
+            _ => false,
+        };
+        retype(self.ctx(), attr, negate, ty, hex).map_err(|m| Diagnostic::error(loc, m))
+    }
+
     /// Consumes `attributes ...` if present and moves its entries into `op`.
     pub fn attr_dict(&mut self, op: &mut ParsedOp<'s>) {
         if let Some(AsmItem::AttrDict { .. }) = self.peek() {
@@ -356,5 +374,42 @@ impl<'p, 's> CustomParser<'p, 's> {
                 Err(Diagnostic::error(loc, format!("unexpected {what} in custom assembly of '{}'", self.op_name)))
             }
         }
+    }
+}
+
+/// Applies a leading minus and a `: type` suffix to a literal attribute.
+fn retype(ctx: &mut Context, attr: AttrId, negate: bool, ty: Option<TypeId>, hex: bool) -> Result<AttrId, String> {
+    use super::{Attr, TypeKind};
+    let data = ctx.attr_data(attr).clone();
+    match (data, ty.map(|t| ctx.type_kind(t).clone())) {
+        (Attr::Int { value, .. }, Some(TypeKind::Float(kind))) if hex && !negate => {
+            let v = super::float_bits::from_bits(kind, value as u64);
+            Ok(ctx.attr(Attr::Float { bits: v.to_bits(), ty: ty.unwrap() }))
+        }
+        (Attr::Int { .. }, Some(TypeKind::Float(_))) => {
+            Err("unexpected decimal integer literal for a floating point value".into())
+        }
+        (Attr::Int { value, ty: t0 }, target) => {
+            let value = if negate { -value } else { value };
+            let ty = match target {
+                None => t0,
+                Some(TypeKind::Int(_) | TypeKind::Index) => ty.unwrap(),
+                Some(_) => return Err("integer literal not valid for specified type".into()),
+            };
+            Ok(ctx.int_attr(value, ty))
+        }
+        (Attr::Float { bits, ty: t0 }, target) => {
+            let v = f64::from_bits(bits);
+            let v = if negate { -v } else { v };
+            let (ty, v) = match target {
+                None => (t0, v),
+                Some(TypeKind::Float(kind)) => (ty.unwrap(), super::float_bits::round_to(kind, v)),
+                Some(_) => return Err("floating point value not valid for specified type".into()),
+            };
+            Ok(ctx.attr(Attr::Float { bits: v.to_bits(), ty }))
+        }
+        (_, _) if negate => Err("expected a number after '-'".into()),
+        (_, Some(_)) => Err("unexpected type after a non-numeric attribute".into()),
+        (_, None) => Ok(attr),
     }
 }

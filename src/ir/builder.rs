@@ -68,7 +68,8 @@ impl OpState {
     }
 
     /// Creates the (detached) op.
-    pub fn create(self, ctx: &mut Context) -> OpId {
+    pub fn create(mut self, ctx: &mut Context) -> OpId {
+        super::registry::fill_defaults(ctx, self.name, &mut self.props, &self.attrs);
         let attrs = ctx.dict_attr(self.attrs);
         let props = ctx.dict_attr(self.props);
         ctx.body.create_op(OpSpec {

@@ -37,7 +37,18 @@ enum Elem {
 pub struct Format {
     elems: Vec<Elem>,
     same_type: bool,
-    declared: Vec<&'static str>,
+    /// Attributes the format prints itself (the rest go in `attr-dict`).
+    printed: Vec<&'static str>,
+}
+
+fn collect_attrs(elems: &[Elem], out: &mut Vec<&'static str>) {
+    for e in elems {
+        match e {
+            Elem::Attr(name, _) => out.push(name),
+            Elem::Group(_, inner) | Elem::Optional(inner, _) => collect_attrs(inner, out),
+            _ => {}
+        }
+    }
 }
 
 const PUNCT: &[&str] = &[",", ":", "->", "=", "+", "-", "*", "?", "...", "<", ">"];
@@ -51,11 +62,9 @@ impl Format {
         if pos != tokens.len() {
             return Err(format!("unbalanced '{}'", tokens[pos]));
         }
-        Ok(Format {
-            elems,
-            same_type: info.has_trait(OpTrait::SameOperandsAndResultType),
-            declared: info.attrs.iter().map(|a| a.name).collect(),
-        })
+        let mut printed = Vec::new();
+        collect_attrs(&elems, &mut printed);
+        Ok(Format { elems, same_type: info.has_trait(OpTrait::SameOperandsAndResultType), printed })
     }
 
     /// Parses the items of a pretty op.
@@ -68,12 +77,18 @@ impl Format {
                 op.result_types.push(ty);
             }
         }
+        if let (true, Some(&ty)) = (self.same_type, op.result_types.first()) {
+            // Operands of a same-type op take the result type when the syntax leaves it out.
+            for slot in op.operands.iter_mut().filter(|s| s.2.is_none()) {
+                slot.2 = Some(ty);
+            }
+        }
         Ok(op)
     }
 
     /// Prints `op` after its name; fails if the op does not fit the format.
     pub fn print(&self, p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
-        let mut state = PrintState { first: false, at_start: true, after_open: false, elided: self.declared.clone() };
+        let mut state = PrintState { first: false, at_start: true, after_open: false, elided: self.printed.clone() };
         print_seq(&self.elems, p, op, &mut state)
     }
 }

@@ -117,6 +117,36 @@ pub struct AttrSpec {
     pub kind: AttrKind,
     /// False if the op is invalid without it.
     pub optional: bool,
+    /// The value an op gets when it is created without the attribute (MLIR's default-valued properties).
+    pub default: Option<AttrDefault>,
+}
+
+/// A default attribute value: how it is spelled (to leave it out of pretty forms) and how to make it.
+#[derive(Copy, Clone, Debug)]
+pub struct AttrDefault {
+    /// The printed form, e.g. `#arith.overflow<none>`.
+    pub text: &'static str,
+    /// Interns the value.
+    pub make: fn(&mut Context) -> AttrId,
+}
+
+/// Adds the declared defaults an op is missing to its property list (used wherever ops are created).
+pub fn fill_defaults(
+    ctx: &mut Context,
+    name: super::Symbol,
+    props: &mut Vec<(super::Symbol, AttrId)>,
+    attrs: &[(super::Symbol, AttrId)],
+) {
+    let registry = ctx.registry.clone();
+    let Some(reg) = registry.op(ctx.str(name)) else { return };
+    for spec in reg.info.attrs {
+        let Some(default) = spec.default else { continue };
+        let key = ctx.sym(spec.name);
+        if !props.iter().chain(attrs).any(|(k, _)| *k == key) {
+            let value = (default.make)(ctx);
+            props.push((key, value));
+        }
+    }
 }
 
 /// An op-specific verifier: returns the first problem found.
@@ -165,6 +195,10 @@ pub struct OpInfo {
     pub verify: Option<VerifyFn>,
     /// Pretty syntax.
     pub syntax: Syntax,
+    /// Folding hook (constant folding and simplification to an existing value).
+    pub fold: Option<super::rewrite::FoldFn>,
+    /// Canonicalization patterns (`canonicalize` applies them with every other op's).
+    pub canonicalization: &'static [&'static dyn super::rewrite::RewritePattern],
 }
 
 impl OpInfo {
@@ -181,6 +215,8 @@ impl OpInfo {
             attrs: &[],
             verify: None,
             syntax: Syntax::Generic,
+            fold: None,
+            canonicalization: &[],
         }
     }
 
@@ -214,6 +250,8 @@ pub struct DialectInfo {
     pub parse_type: Option<TypeParseFn>,
     /// Parser for its attributes, if it has any.
     pub parse_attr: Option<AttrParseFn>,
+    /// Builds its constant op for a folded value (folding needs it to materialize constants).
+    pub materialize_constant: Option<super::rewrite::MaterializeFn>,
 }
 
 /// A registered op: its info plus the compiled format, if it declares one.

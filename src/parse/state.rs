@@ -476,6 +476,19 @@ impl<'s, 'c> ParseState<'s, 'c> {
         }
     }
 
+    /// `props` plus the declared defaults the op lacks (cheap when the op declares none).
+    fn with_defaults(&mut self, name: Symbol, props: AttrId, attrs: AttrId) -> AttrId {
+        let declares =
+            self.ctx.registry.op(self.ctx.str(name)).is_some_and(|r| r.info.attrs.iter().any(|a| a.default.is_some()));
+        if !declares {
+            return props;
+        }
+        let mut entries = self.ctx.dict_entries(props).to_vec();
+        let attr_entries = self.ctx.dict_entries(attrs).to_vec();
+        crate::ir::registry::fill_defaults(self.ctx, name, &mut entries, &attr_entries);
+        self.ctx.dict_attr(entries)
+    }
+
     /// Builds a generic op.
     pub fn generic_op(&mut self, parts: GenericOpParts<'s>) -> Option<OpId> {
         let name = self.op_name(parts.name, parts.start);
@@ -498,13 +511,15 @@ impl<'s, 'c> ParseState<'s, 'c> {
         let successors: Vec<BlockId> = parts.successors.iter().map(|&(n, off)| self.resolve_block(n, off)).collect();
         let regions: Vec<RegionId> = parts.regions.iter().map(|r| r.region).collect();
         let loc = self.loc_or(parts.loc, parts.start);
+        let attrs = parts.attrs.unwrap_or(self.ctx.empty_dict());
+        let props = self.with_defaults(name, parts.props.unwrap_or(self.ctx.empty_dict()), attrs);
         let op = self.ctx.body.create_op(OpSpec {
             name,
             loc,
             operands: &operands,
             result_types: &parts.outputs,
-            attrs: parts.attrs.unwrap_or(self.ctx.empty_dict()),
-            props: parts.props.unwrap_or(self.ctx.empty_dict()),
+            attrs,
+            props,
             regions: &regions,
             successors: &successors,
         });
@@ -604,8 +619,10 @@ impl<'s, 'c> ParseState<'s, 'c> {
             .collect();
         let regions: Vec<RegionId> = parsed.regions.iter().map(|r| r.0.region).collect();
         let name = self.ctx.sym(name);
+        let mut props = parsed.props;
+        crate::ir::registry::fill_defaults(self.ctx, name, &mut props, &parsed.attrs);
         let attrs = self.ctx.dict_attr(parsed.attrs);
-        let props = self.ctx.dict_attr(parsed.props);
+        let props = self.ctx.dict_attr(props);
         let op = self.ctx.body.create_op(OpSpec {
             name,
             loc,

@@ -2,6 +2,9 @@
 //! MLIR's textual pipeline syntax, the manager that runs them with instrumentation, and the passes themselves
 //! (one per file, named after their command-line argument).
 
+pub mod canonicalize;
+pub mod cse;
+pub mod dce;
 pub mod instrument;
 pub mod manager;
 pub mod options;
@@ -19,5 +22,8 @@ pub use registry::{PassEntry, PassRegistry, PipelineEntry};
 
 /// Registers every built-in pass and named pipeline.
 pub fn register_builtin(registry: &mut PassRegistry) {
+    registry.register_pass(canonicalize::ENTRY);
+    registry.register_pass(cse::ENTRY);
+    registry.register_pass(dce::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);
 }

@@ -11,6 +11,7 @@ pub fn register(registry: &mut Registry) {
         summary: "the top-level module container",
         parse_type: None,
         parse_attr: None,
+        materialize_constant: None,
     });
     registry.register_op(module::INFO);
 }

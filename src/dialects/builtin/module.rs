@@ -19,8 +19,8 @@ pub const INFO: OpInfo = OpInfo {
         OpTrait::GraphRegions,
     ],
     attrs: &[
-        AttrSpec { name: "sym_name", kind: AttrKind::String, optional: true },
-        AttrSpec { name: "sym_visibility", kind: AttrKind::String, optional: true },
+        AttrSpec { name: "sym_name", kind: AttrKind::String, optional: true, default: None },
+        AttrSpec { name: "sym_visibility", kind: AttrKind::String, optional: true, default: None },
     ],
     syntax: Syntax::Custom { parse, print },
     ..OpInfo::new("builtin.module", "a top-level container of ops with a symbol table")

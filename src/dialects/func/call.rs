@@ -11,7 +11,7 @@ use crate::ir::{Arity, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, Sy
 pub const INFO: OpInfo = OpInfo {
     operands: Arity::Any,
     results: Arity::Any,
-    attrs: &[AttrSpec { name: "callee", kind: AttrKind::SymbolRef, optional: false }],
+    attrs: &[AttrSpec { name: "callee", kind: AttrKind::SymbolRef, optional: false, default: None }],
     verify: Some(verify),
     syntax: Syntax::Format("$callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)"),
     ..OpInfo::new("func.call", "calls a function by name")

@@ -17,11 +17,11 @@ pub const INFO: OpInfo = OpInfo {
     regions: Arity::Exact(1),
     traits: &[OpTrait::IsolatedFromAbove, OpTrait::Symbol],
     attrs: &[
-        AttrSpec { name: "sym_name", kind: AttrKind::String, optional: false },
-        AttrSpec { name: "function_type", kind: AttrKind::FunctionType, optional: false },
-        AttrSpec { name: "sym_visibility", kind: AttrKind::String, optional: true },
-        AttrSpec { name: "arg_attrs", kind: AttrKind::Array, optional: true },
-        AttrSpec { name: "res_attrs", kind: AttrKind::Array, optional: true },
+        AttrSpec { name: "sym_name", kind: AttrKind::String, optional: false, default: None },
+        AttrSpec { name: "function_type", kind: AttrKind::FunctionType, optional: false, default: None },
+        AttrSpec { name: "sym_visibility", kind: AttrKind::String, optional: true, default: None },
+        AttrSpec { name: "arg_attrs", kind: AttrKind::Array, optional: true, default: None },
+        AttrSpec { name: "res_attrs", kind: AttrKind::Array, optional: true, default: None },
     ],
     verify: Some(verify),
     syntax: Syntax::Custom { parse, print },
@@ -33,7 +33,13 @@ const VISIBILITIES: [&str; 3] = ["private", "public", "nested"];
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let (inputs, _) = signature(ctx, op).ok_or_else(|| op_error(ctx, op, "requires a function type"))?;
     let region = ctx.body.regions(op)[0];
-    let Some(&entry) = ctx.body.region(region).blocks.first() else { return Ok(()) };
+    let Some(&entry) = ctx.body.region(region).blocks.first() else {
+        let visibility = ctx.op_attr(op, "sym_visibility").and_then(|a| ctx.attr_data(a).as_str());
+        if visibility.is_none_or(|v| v == "public") {
+            return Err(op_error(ctx, op, "symbol declaration cannot have public visibility"));
+        }
+        return Ok(());
+    };
     let args = &ctx.body.block(entry).args;
     if args.len() != inputs.len() {
         let msg = format!("entry block must have {} arguments to match function signature", inputs.len());

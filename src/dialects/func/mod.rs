@@ -13,6 +13,7 @@ pub fn register(registry: &mut Registry) {
         summary: "functions, calls and returns",
         parse_type: None,
         parse_attr: None,
+        materialize_constant: None,
     });
     registry.register_op(function::INFO);
     registry.register_op(ret::INFO);

@@ -398,6 +398,19 @@ impl<'c> OpPrinter<'_, 'c> {
     pub fn attr_dict(&mut self, op: OpId, elide: &[&str]) -> fmt::Result {
         let ctx = self.p.ctx;
         let (attrs, props) = (ctx.body.op(op).attrs, ctx.body.op(op).props);
+        // Properties holding their declared default are left out of the pretty form, as MLIR does.
+        let mut elide: Vec<&str> = elide.to_vec();
+        if let Some(reg) = ctx.registry.op(ctx.op_name(op)) {
+            for spec in reg.info.attrs {
+                let is_default = |d: super::registry::AttrDefault| {
+                    ctx.dict_get(props, spec.name).is_some_and(|v| attr_to_string(ctx, v) == d.text)
+                };
+                if spec.default.is_some_and(is_default) {
+                    elide.push(spec.name);
+                }
+            }
+        }
+        let elide = &elide[..];
         let remaining = |d: AttrId| ctx.dict_entries(d).iter().filter(|e| !elide.contains(&ctx.str(e.0))).count();
         let (n_attrs, n_props) = (remaining(attrs), remaining(props));
         if n_attrs + n_props == 0 {

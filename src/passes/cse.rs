@@ -1,0 +1,108 @@
+//! `cse`: common subexpression elimination. A pure op without regions that repeats an earlier op (same name,
+//! attributes, properties, operands and result types) visible from it is replaced by that op; trivially dead ops
+//! are erased on the way. Values visible from a block are those of the block's earlier ops and of enclosing
+//! regions (not across isolated-from-above ops).
+
+use super::pass::{Changed, Pass, PassInfo, Statistics};
+use super::registry::PassEntry;
+use crate::ir::interner::FxHashMap;
+use crate::ir::print::is_isolated;
+use crate::ir::rewrite::{is_pure_tree, is_trivially_dead};
+use crate::ir::{AttrId, BlockId, Context, Diagnostic, OpId, Symbol, TypeId, ValueId};
+
+/// The registration of `cse`.
+pub const ENTRY: PassEntry = PassEntry { info: &INFO, create: |_| Box::new(Cse) };
+
+static INFO: PassInfo = PassInfo {
+    argument: "cse",
+    name: "CSE",
+    description: "Eliminate common sub-expressions",
+    anchor: None,
+    options: &[],
+    statistics: &[("num-cse'd", "Number of operations CSE'd"), ("num-dce'd", "Number of operations DCE'd")],
+};
+
+struct Cse;
+
+/// What makes two ops interchangeable.
+#[derive(PartialEq, Eq, Hash)]
+struct Key {
+    name: Symbol,
+    attrs: AttrId,
+    props: AttrId,
+    operands: Vec<ValueId>,
+    types: Vec<TypeId>,
+}
+
+impl Pass for Cse {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+
+    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+        let mut scopes: Vec<FxHashMap<Key, OpId>> = Vec::new();
+        let mut counts = (0u64, 0u64);
+        cse_regions(ctx, op, &mut scopes, &mut counts);
+        stats.add("num-cse'd", counts.0);
+        stats.add("num-dce'd", counts.1);
+        Ok(if counts.0 + counts.1 > 0 { Changed::Yes } else { Changed::No })
+    }
+}
+
+fn cse_regions(ctx: &mut Context, op: OpId, scopes: &mut Vec<FxHashMap<Key, OpId>>, counts: &mut (u64, u64)) {
+    let inherited = if is_isolated(ctx, op) { std::mem::take(scopes) } else { Vec::new() };
+    for r in ctx.body.regions(op).to_vec() {
+        for b in ctx.body.region(r).blocks.clone() {
+            scopes.push(FxHashMap::default());
+            cse_block(ctx, b, scopes, counts);
+            scopes.pop();
+        }
+    }
+    if !inherited.is_empty() {
+        *scopes = inherited;
+    }
+}
+
+fn cse_block(ctx: &mut Context, block: BlockId, scopes: &mut Vec<FxHashMap<Key, OpId>>, counts: &mut (u64, u64)) {
+    let ops: Vec<OpId> = ctx.body.block_ops(block).collect();
+    for op in ops {
+        if is_trivially_dead(ctx, op) {
+            ctx.body.drop_all_references(op);
+            ctx.body.erase_op(op);
+            counts.1 += 1;
+            continue;
+        }
+        if !ctx.body.regions(op).is_empty() {
+            cse_regions(ctx, op, scopes, counts);
+            continue;
+        }
+        if ctx.body.num_results(op) == 0 || !is_pure_tree(ctx, op) {
+            continue;
+        }
+        let key = key_of(ctx, op);
+        match scopes.iter().rev().find_map(|s| s.get(&key).copied()) {
+            Some(existing) => {
+                let pairs: Vec<(ValueId, ValueId)> = ctx.body.results(op).zip(ctx.body.results(existing)).collect();
+                for (old, new) in pairs {
+                    ctx.body.replace_all_uses(old, new);
+                }
+                ctx.body.erase_op(op);
+                counts.0 += 1;
+            }
+            None => {
+                scopes.last_mut().expect("a block scope is open").insert(key, op);
+            }
+        }
+    }
+}
+
+fn key_of(ctx: &Context, op: OpId) -> Key {
+    let data = ctx.body.op(op);
+    Key {
+        name: data.name,
+        attrs: data.attrs,
+        props: data.props,
+        operands: ctx.body.operands(op).collect(),
+        types: ctx.body.results(op).map(|v| ctx.body.value_type(v)).collect(),
+    }
+}
