@@ -204,9 +204,7 @@ fn visit(
     if is_trivially_dead(rw.ctx, op) {
         rw.erase_op(op);
         outcome.erased += 1;
-    } else if config.fold && unique_constant(&mut rw, op, constants) {
-        outcome.folds += 1;
-    } else if config.fold && try_fold(&mut rw, op, constants) {
+    } else if config.fold && (unique_constant(&mut rw, op, constants) || try_fold(&mut rw, op, constants)) {
         outcome.folds += 1;
     } else {
         let name = rw.ctx.op_name(op).to_string();
