@@ -31,6 +31,12 @@ pub const INFO: OpInfo = OpInfo {
 const VISIBILITIES: [&str; 3] = ["private", "public", "nested"];
 
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    if let Some(v) = ctx.op_attr(op, "sym_visibility").and_then(|a| ctx.attr_data(a).as_str()) {
+        if !VISIBILITIES.contains(&v) {
+            let msg = format!("visibility expected to be one of [\"public\", \"private\", \"nested\"], but got \"{v}\"");
+            return Err(op_error(ctx, op, msg));
+        }
+    }
     let (inputs, _) = signature(ctx, op).ok_or_else(|| op_error(ctx, op, "requires a function type"))?;
     let region = ctx.body.regions(op)[0];
     let Some(&entry) = ctx.body.region(region).blocks.first() else {
@@ -123,6 +129,9 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     let (inputs, results) = signature(ctx, op).ok_or(fmt::Error)?;
     let name = symbol_name(ctx, op).ok_or(fmt::Error)?;
     if let Some(vis) = ctx.op_attr(op, "sym_visibility").and_then(|a| ctx.attr_data(a).as_str()) {
+        if !VISIBILITIES.contains(&vis) {
+            return Err(fmt::Error);
+        }
         p.write(" ");
         p.write(vis);
     }
