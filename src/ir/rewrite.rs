@@ -156,6 +156,11 @@ impl GreedyOutcome {
     }
 }
 
+/// Average visits per op allowed in one sweep of the greedy driver.
+const VISITS_PER_OP: usize = 64;
+/// Visits always allowed in one sweep, however small the IR.
+const MIN_VISITS: usize = 10_000;
+
 /// Applies `patterns` (by benefit) and folding to every op nested under `root` until nothing changes or a limit
 /// is hit. Pure ops whose results are unused are erased on the way.
 pub fn apply_patterns_greedily(
@@ -172,9 +177,16 @@ pub fn apply_patterns_greedily(
         let before = outcome;
         let mut worklist = Worklist::default();
         let ops = if config.top_down { preorder(&ctx.body, root) } else { postorder(&ctx.body, root) };
+        // A sweep visits each op a bounded number of times, so that patterns that keep creating work (a cycle)
+        // end in a non-converged outcome instead of a hang.
+        let mut budget = ops.len().saturating_mul(VISITS_PER_OP).max(MIN_VISITS);
         // The worklist pops from the back, so push in reverse to visit in walk order.
         ops.into_iter().rev().for_each(|op| worklist.push(op));
         while let Some(op) = worklist.pop() {
+            if budget == 0 {
+                return outcome;
+            }
+            budget -= 1;
             if ctx.body.is_erased(op) || ctx.body.op_parent(op).is_none() {
                 continue;
             }
