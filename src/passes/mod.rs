@@ -20,8 +20,17 @@ pub use pass::{Changed, Pass, PassInfo, Statistics};
 pub use pipeline::{parse_pipeline, Pipeline, PipelineElement, PipelineError};
 pub use registry::{PassEntry, PassRegistry, PipelineEntry};
 
+/// The built-in named pipeline `tap-simplify`: canonicalize, then CSE.
+const SIMPLIFY: PipelineEntry = PipelineEntry {
+    argument: "tap-simplify",
+    description: "Canonicalize, then eliminate common sub-expressions",
+    options: &[OptionSpec { name: "max-iterations", kind: OptionKind::Int, default: "10", description: "Max. canonicalization iterations" }],
+    expand: |o| format!("canonicalize{{max-iterations={}}},cse", o.int("max-iterations")),
+};
+
 /// Registers every built-in pass and named pipeline.
 pub fn register_builtin(registry: &mut PassRegistry) {
+    registry.register_pipeline(SIMPLIFY);
     registry.register_pass(canonicalize::ENTRY);
     registry.register_pass(cse::ENTRY);
     registry.register_pass(dce::ENTRY);
