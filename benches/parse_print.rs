@@ -5,10 +5,11 @@
 //! -o /dev/null` (median of 3 runs; peak RSS through `/usr/bin/time`). Run: `cargo bench --bench parse_print`.
 //! `TAP_BENCH_SIZES=100000,1000000` (the default) selects the sizes.
 
+mod common;
+
+use common::{find_mlir_opt, median_run};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Instant;
 
 /// Writes the benchmark module with `n` `foo.add` ops.
 fn generate(n: usize, path: &Path) {
@@ -28,40 +29,6 @@ fn generate(n: usize, path: &Path) {
         .unwrap();
     }
     writeln!(f, "}}) : () -> ()").unwrap();
-}
-
-/// One run: wall seconds and peak RSS in MB (if `/usr/bin/time` is there).
-fn run_once(tool: &str, flags: &[&str], file: &Path) -> (f64, Option<f64>) {
-    let time = Path::new("/usr/bin/time");
-    let mut cmd = if time.exists() {
-        let mut c = Command::new(time);
-        c.args(["-f", "%M", tool]);
-        c
-    } else {
-        Command::new(tool)
-    };
-    cmd.args(flags).arg(file).args(["-o", "/dev/null"]);
-    let start = Instant::now();
-    let out = cmd.output().expect("failed to start the tool");
-    let wall = start.elapsed().as_secs_f64();
-    assert!(out.status.success(), "{tool} failed: {}", String::from_utf8_lossy(&out.stderr));
-    let rss = String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .last()
-        .and_then(|l| l.trim().parse::<f64>().ok())
-        .map(|kb| kb / 1024.0);
-    (wall, rss)
-}
-
-fn median_run(tool: &str, flags: &[&str], file: &Path) -> (f64, Option<f64>) {
-    let mut runs: Vec<(f64, Option<f64>)> = (0..3).map(|_| run_once(tool, flags, file)).collect();
-    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    runs[1]
-}
-
-fn find_mlir_opt() -> Option<String> {
-    let ok = Command::new("mlir-opt-22").arg("--version").output().is_ok_and(|o| o.status.success());
-    ok.then(|| "mlir-opt-22".to_string())
 }
 
 fn main() {
