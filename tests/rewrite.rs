@@ -120,3 +120,42 @@ fn a_pipeline_built_from_text_runs_on_a_module() {
     assert_eq!(printed.matches("arith.muli").count(), 1, "{printed}");
     assert!(!printed.contains("arith.constant"), "{printed}");
 }
+
+mod conversion {
+    use super::*;
+    use tapestry::ir::conversion::{apply_conversion, ConversionMode, ConversionTarget, Legality};
+
+    const TEXT: &str = "func.func @f(%x: i32) -> i32 {\n  %d = demo.double %x : i32\n  func.return %d : i32\n}\n";
+
+    #[test]
+    fn illegal_ops_are_rewritten_until_the_target_holds() {
+        let mut ctx = context();
+        let module = parse(&mut ctx, TEXT);
+        let target = ConversionTarget::new().dialect("demo", Legality::Illegal).dialect("arith", Legality::Legal);
+        let outcome = apply_conversion(&mut ctx, module, &target, &[&ExpandDouble], ConversionMode::Partial).unwrap();
+        assert_eq!(outcome.rewrites, 1);
+        assert!(print(&ctx, module).contains("arith.addi %arg0, %arg0 : i32"));
+    }
+
+    #[test]
+    fn an_op_no_pattern_legalizes_is_reported() {
+        let mut ctx = context();
+        let module = parse(&mut ctx, TEXT);
+        let target = ConversionTarget::new().op("demo.double", Legality::Illegal);
+        let err = apply_conversion(&mut ctx, module, &target, &[], ConversionMode::Partial).unwrap_err();
+        assert_eq!(err.message, "failed to legalize operation 'demo.double' that was explicitly marked illegal");
+    }
+
+    #[test]
+    fn full_conversion_also_requires_undeclared_ops_to_go() {
+        let mut ctx = context();
+        let module = parse(&mut ctx, TEXT);
+        let target = ConversionTarget::new()
+            .dialect("demo", Legality::Illegal)
+            .dialect("func", Legality::Legal)
+            .op("builtin.module", Legality::Legal)
+            .op("arith.addi", Legality::Dynamic(|ctx, op| ctx.body.operand(op, 0) != ctx.body.operand(op, 1)));
+        let err = apply_conversion(&mut ctx, module, &target, &[&ExpandDouble], ConversionMode::Full).unwrap_err();
+        assert_eq!(err.message, "failed to legalize operation 'arith.addi'");
+    }
+}

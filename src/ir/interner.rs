@@ -101,7 +101,9 @@ impl std::hash::Hasher for FxHasher {
         self.add(i as u64);
     }
     fn finish(&self) -> u64 {
-        self.hash
+        // The product's well-mixed high bits move down to where hash tables take their bucket index; without this,
+        // keys that differ only in their last bytes (`%c123`, `%c124`) collide.
+        self.hash.rotate_left(26)
     }
 }
 

@@ -10,6 +10,7 @@ pub mod attrs;
 pub mod body;
 pub mod builder;
 pub mod clone;
+pub mod conversion;
 mod context;
 pub mod diag;
 pub mod dialect_data;
