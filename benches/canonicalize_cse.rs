@@ -22,7 +22,7 @@ fn generate(n: usize, path: &Path) {
         let bin = |op: &str, a: &str, b: &str, r: &str| {
             format!("    %{r}{g} = \"arith.{op}\"({a}, {b}) <{{overflowFlags = #arith.overflow<none>}}> : (i32, i32) -> i32\n")
         };
-        write!(f, "    %c{g} = \"arith.constant\"() <{{value = 0 : i32}}> : () -> i32\n").unwrap();
+        writeln!(f, "    %c{g} = \"arith.constant\"() <{{value = 0 : i32}}> : () -> i32").unwrap();
         f.write_all(bin("addi", &prev, &format!("%c{g}"), "x").as_bytes()).unwrap();
         f.write_all(bin("muli", &format!("%x{g}"), "%arg1", "y").as_bytes()).unwrap();
         f.write_all(bin("muli", &format!("%x{g}"), "%arg1", "z").as_bytes()).unwrap();
