@@ -207,7 +207,7 @@ pub fn parse_args(args: &[String], passes: &crate::passes::PassRegistry) -> Resu
             "disable-threading" | "print-local-scope" => {}
             "help" | "h" => o.help = true,
             "version" => o.version = true,
-            name if passes.knows(name) => o.pass_flags.push((name.to_string(), value.unwrap_or("").replace(',', " "))),
+            name if passes.knows(name) => o.pass_flags.push((name.to_string(), value.unwrap_or("").to_string())),
             _ => return Err(format!("tap-opt: Unknown command line argument '{arg}'.  Try: 'tap-opt --help'")),
         }
     }

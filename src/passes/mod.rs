@@ -3,6 +3,7 @@
 //! (one per file, named after their command-line argument).
 
 pub mod canonicalize;
+pub mod check_legality;
 pub mod cse;
 pub mod dce;
 pub mod instrument;
@@ -32,6 +33,7 @@ const SIMPLIFY: PipelineEntry = PipelineEntry {
 pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pipeline(SIMPLIFY);
     registry.register_pass(canonicalize::ENTRY);
+    registry.register_pass(check_legality::ENTRY);
     registry.register_pass(cse::ENTRY);
     registry.register_pass(dce::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);
