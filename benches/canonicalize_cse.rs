@@ -9,7 +9,7 @@ mod common;
 
 use common::{find_mlir_opt, median_run};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// Writes a `func.func` with about `n` arith ops in generic form.
@@ -53,13 +53,8 @@ fn pass_seconds(tool: &str, flags: &[&str], file: &Path) -> f64 {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::var("TAP_BENCH_SIZES")
-        .unwrap_or_else(|_| "100000,1000000".into())
-        .split(',')
-        .map(|s| s.trim().parse().expect("TAP_BENCH_SIZES is a comma-separated list of op counts"))
-        .collect();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
-    std::fs::create_dir_all(&dir).unwrap();
+    let sizes = common::sizes();
+    let dir = common::work_dir();
     let tap_opt = env!("CARGO_BIN_EXE_tap-opt");
     let pipeline = "--pass-pipeline=builtin.module(func.func(canonicalize,cse))";
     println!("| tool | ops | total wall s | canonicalize + cse s (timing report) | µs per op | peak RSS MB |");

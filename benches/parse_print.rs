@@ -9,7 +9,7 @@ mod common;
 
 use common::{find_mlir_opt, median_run};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Writes the benchmark module with `n` `foo.add` ops.
 fn generate(n: usize, path: &Path) {
@@ -32,13 +32,8 @@ fn generate(n: usize, path: &Path) {
 }
 
 fn main() {
-    let sizes: Vec<usize> = std::env::var("TAP_BENCH_SIZES")
-        .unwrap_or_else(|_| "100000,1000000".into())
-        .split(',')
-        .map(|s| s.trim().parse().expect("TAP_BENCH_SIZES is a comma-separated list of op counts"))
-        .collect();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
-    std::fs::create_dir_all(&dir).unwrap();
+    let sizes = common::sizes();
+    let dir = common::work_dir();
     let tap_opt = env!("CARGO_BIN_EXE_tap-opt");
     let mlir_opt = find_mlir_opt();
     println!("| tool | ops | file MB | wall s (median of 3) | ops/s | MB/s | peak RSS MB |");

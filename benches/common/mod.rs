@@ -40,3 +40,19 @@ pub fn find_mlir_opt() -> Option<String> {
     let ok = Command::new("mlir-opt-22").arg("--version").output().is_ok_and(|o| o.status.success());
     ok.then(|| "mlir-opt-22".to_string())
 }
+
+/// The op counts to run (`TAP_BENCH_SIZES`, default 100000 and 1000000).
+pub fn sizes() -> Vec<usize> {
+    std::env::var("TAP_BENCH_SIZES")
+        .unwrap_or_else(|_| "100000,1000000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("TAP_BENCH_SIZES is a comma-separated list of op counts"))
+        .collect()
+}
+
+/// The folder generated inputs go to.
+pub fn work_dir() -> std::path::PathBuf {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

@@ -55,54 +55,6 @@ impl PipelineError {
     }
 }
 
-impl Pipeline {
-    /// Writes the pipeline as `--dump-pass-pipeline` does, two spaces of indentation per level.
-    pub fn dump(&self) -> String {
-        let mut out = String::new();
-        self.dump_into(&mut out, 0);
-        out
-    }
-
-    fn dump_into(&self, out: &mut String, indent: usize) {
-        let pad = " ".repeat(indent);
-        if self.elements.is_empty() {
-            out.push_str(&format!("{pad}{}()\n", self.anchor));
-            return;
-        }
-        out.push_str(&format!("{pad}{}(\n", self.anchor));
-        for (i, e) in self.elements.iter().enumerate() {
-            let comma = if i + 1 < self.elements.len() { "," } else { "" };
-            match e {
-                PipelineElement::Pass { name, options } if options.is_empty() => {
-                    out.push_str(&format!("{pad}  {name}{comma}\n"))
-                }
-                PipelineElement::Pass { name, options } => {
-                    out.push_str(&format!("{pad}  {name}{{{options}}}{comma}\n"))
-                }
-                PipelineElement::Nested(p) => {
-                    p.dump_into(out, indent + 2);
-                    if !comma.is_empty() {
-                        out.pop();
-                        out.push_str(",\n");
-                    }
-                }
-            }
-        }
-        out.push_str(&format!("{pad})\n"));
-    }
-
-    /// Number of passes, nested ones included.
-    pub fn num_passes(&self) -> usize {
-        self.elements
-            .iter()
-            .map(|e| match e {
-                PipelineElement::Pass { .. } => 1,
-                PipelineElement::Nested(p) => p.num_passes(),
-            })
-            .sum()
-    }
-}
-
 /// Parses a pipeline string.
 pub fn parse_pipeline(text: &str, registry: &PassRegistry) -> Result<Pipeline, PipelineError> {
     let trimmed = text.trim();
@@ -266,8 +218,8 @@ mod tests {
     fn empty_and_nested_pipelines_parse() {
         let p = parse_pipeline("builtin.module(func.func())").unwrap();
         assert_eq!(p.anchor, "builtin.module");
-        assert_eq!(p.num_passes(), 0);
-        assert_eq!(p.dump(), "builtin.module(\n  func.func()\n)\n");
+        let nested = Pipeline { anchor: "func.func".into(), elements: Vec::new() };
+        assert_eq!(p.elements, vec![PipelineElement::Nested(nested)]);
     }
 
     #[test]
