@@ -37,26 +37,16 @@ fn cases() -> Vec<Case> {
         .into_iter()
         .map(|name| {
             let base = dir.join(&name);
-            let args = read(&base.with_extension("args"))
-                .split_whitespace()
-                .map(str::to_string)
-                .collect();
-            let exit = read(&base.with_extension("exit"))
-                .trim()
-                .parse()
-                .unwrap_or_else(|e| panic!("{name}.exit: {e}"));
+            let args = read(&base.with_extension("args")).split_whitespace().map(str::to_string).collect();
+            let exit = read(&base.with_extension("exit")).trim().parse().unwrap_or_else(|e| panic!("{name}.exit: {e}"));
             Case { name, args, exit }
         })
         .collect()
 }
 
 fn argv(prog: &str, case: &Case) -> Vec<String> {
-    let mut v = vec![
-        prog.to_string(),
-        format!("{}.chk", case.name),
-        "--input-file".to_string(),
-        format!("{}.in", case.name),
-    ];
+    let mut v =
+        vec![prog.to_string(), format!("{}.chk", case.name), "--input-file".to_string(), format!("{}.in", case.name)];
     v.extend(case.args.iter().cloned());
     v
 }
@@ -68,21 +58,10 @@ fn check_all(run: impl Fn(&Case) -> (i32, String)) {
         .iter()
         .filter_map(|case| {
             let (code, stderr) = run(case);
-            (code != case.exit).then(|| {
-                format!(
-                    "{}: exit {code}, expected {}\n{stderr}",
-                    case.name, case.exit
-                )
-            })
+            (code != case.exit).then(|| format!("{}: exit {code}, expected {}\n{stderr}", case.name, case.exit))
         })
         .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed:\n{}",
-        failures.len(),
-        all.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} cases failed:\n{}", failures.len(), all.len(), failures.join("\n"));
 }
 
 #[test]
@@ -131,25 +110,14 @@ fn binary_reads_stdin_and_filecheck_opts() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("spawn tap-filecheck");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
+        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
         let out = child.wait_with_output().expect("wait");
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
     };
     assert_eq!(run("", "foo\nbar\n").0, 0);
     let (code, stderr) = run("--dump-input=never", "foo\n");
     assert_eq!(code, 1);
-    assert!(
-        stderr.contains("<stdin>:1:4: note: scanning from here"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("<stdin>:1:4: note: scanning from here"), "{stderr}");
     assert!(!stderr.contains("Input was:"), "{stderr}");
     let (code, stderr) = run("", "foo\n");
     assert_eq!(code, 1);

@@ -113,7 +113,8 @@ fn a_pipeline_built_from_text_runs_on_a_module() {
     let mut ctx = context();
     let text = "func.func @f(%x: i32) -> i32 {\n  %a = arith.muli %x, %x : i32\n  %b = arith.muli %x, %x : i32\n  %c = arith.addi %a, %b : i32\n  %z = arith.constant 0 : i32\n  %d = arith.addi %c, %z : i32\n  func.return %d : i32\n}\n";
     let module = parse(&mut ctx, text);
-    let mut pm = PassManager::parse("builtin.module(func.func(canonicalize, cse))", &PassRegistry::with_builtin()).unwrap();
+    let mut pm =
+        PassManager::parse("builtin.module(func.func(canonicalize, cse))", &PassRegistry::with_builtin()).unwrap();
     let mut sink = Vec::new();
     pm.run(&mut ctx, module, &mut Instrumentation::quiet(&mut sink)).unwrap();
     let printed = print(&ctx, module);

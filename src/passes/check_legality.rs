@@ -16,9 +16,19 @@ static INFO: PassInfo = PassInfo {
     description: "Fail if an op of the listed dialects or names remains",
     anchor: None,
     options: &[
-        OptionSpec { name: "illegal-dialects", kind: OptionKind::List, default: "", description: "Dialects whose ops must be gone" },
+        OptionSpec {
+            name: "illegal-dialects",
+            kind: OptionKind::List,
+            default: "",
+            description: "Dialects whose ops must be gone",
+        },
         OptionSpec { name: "illegal-ops", kind: OptionKind::List, default: "", description: "Ops that must be gone" },
-        OptionSpec { name: "legal-ops", kind: OptionKind::List, default: "", description: "Ops allowed even in an illegal dialect" },
+        OptionSpec {
+            name: "legal-ops",
+            kind: OptionKind::List,
+            default: "",
+            description: "Ops allowed even in an illegal dialect",
+        },
     ],
     statistics: &[],
 };

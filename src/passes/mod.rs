@@ -25,7 +25,12 @@ pub use registry::{PassEntry, PassRegistry, PipelineEntry};
 const SIMPLIFY: PipelineEntry = PipelineEntry {
     argument: "tap-simplify",
     description: "Canonicalize, then eliminate common sub-expressions",
-    options: &[OptionSpec { name: "max-iterations", kind: OptionKind::Int, default: "10", description: "Max. canonicalization iterations" }],
+    options: &[OptionSpec {
+        name: "max-iterations",
+        kind: OptionKind::Int,
+        default: "10",
+        description: "Max. canonicalization iterations",
+    }],
     expand: |o| format!("canonicalize{{max-iterations={}}},cse", o.int("max-iterations")),
 };
 

@@ -33,7 +33,8 @@ const VISIBILITIES: [&str; 3] = ["private", "public", "nested"];
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     if let Some(v) = ctx.op_attr(op, "sym_visibility").and_then(|a| ctx.attr_data(a).as_str()) {
         if !VISIBILITIES.contains(&v) {
-            let msg = format!("visibility expected to be one of [\"public\", \"private\", \"nested\"], but got \"{v}\"");
+            let msg =
+                format!("visibility expected to be one of [\"public\", \"private\", \"nested\"], but got \"{v}\"");
             return Err(op_error(ctx, op, msg));
         }
     }
