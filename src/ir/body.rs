@@ -600,6 +600,24 @@ impl Body {
         }
     }
 
+    /// Erases `blocks` of `region` with their ops. **Pre:** nothing outside `blocks` uses a value defined in them
+    /// or names one of them as a successor (true of unreachable blocks in verified IR).
+    pub fn erase_blocks(&mut self, region: RegionId, blocks: &[BlockId]) {
+        let ops: Vec<OpId> = blocks.iter().flat_map(|&b| self.block_ops(b).collect::<Vec<_>>()).collect();
+        for &op in &ops {
+            self.drop_all_references(op);
+            self.set_successors(op, &[]);
+        }
+        for &op in ops.iter().rev() {
+            self.erase_op(op);
+        }
+        let dead: indexmap::IndexSet<BlockId> = blocks.iter().copied().collect();
+        self.regions[region].blocks.retain(|b| !dead.contains(b));
+        for &b in blocks {
+            self.blocks[b].parent = None;
+        }
+    }
+
     /// Clears the operands of `op` and of everything nested in it, so the whole subtree can be erased in any order.
     pub fn drop_all_references(&mut self, op: OpId) {
         self.set_operands(op, &[]);

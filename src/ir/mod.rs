@@ -21,6 +21,7 @@ pub mod format;
 pub mod interner;
 pub mod location;
 pub mod print;
+pub mod region_simplify;
 pub mod registry;
 pub mod rewrite;
 pub mod source;

@@ -4,6 +4,7 @@
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassInfo, Statistics};
 use super::registry::PassEntry;
+use crate::ir::region_simplify::erase_unreachable_blocks;
 use crate::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern};
 use crate::ir::verify::op_error;
 use crate::ir::{Context, Diagnostic, OpId};
@@ -33,7 +34,8 @@ static INFO: PassInfo = PassInfo {
             name: "region-simplify",
             kind: OptionKind::Enum(&["disabled", "normal", "aggressive"]),
             default: "normal",
-            description: "Perform control flow optimizations to the region tree",
+            description: "Perform control flow optimizations to the region tree (unreachable blocks are erased; \
+                          aggressive block merging is not implemented and behaves as normal)",
         },
         OptionSpec {
             name: "test-convergence",
@@ -52,6 +54,7 @@ static INFO: PassInfo = PassInfo {
         ("num-folds", "Number of operations folded"),
         ("num-rewrites", "Number of pattern rewrites applied"),
         ("num-erased", "Number of dead operations erased"),
+        ("num-blocks-erased", "Number of unreachable blocks erased"),
     ],
 };
 
@@ -62,11 +65,13 @@ fn create(options: &OptionValues) -> Box<dyn Pass> {
         top_down: options.bool("top-down"),
         fold: true,
     };
-    Box::new(Canonicalize { config, test_convergence: options.bool("test-convergence") })
+    let region_simplify = options.text("region-simplify") != "disabled";
+    Box::new(Canonicalize { config, region_simplify, test_convergence: options.bool("test-convergence") })
 }
 
 struct Canonicalize {
     config: GreedyConfig,
+    region_simplify: bool,
     test_convergence: bool,
 }
 
@@ -79,14 +84,26 @@ impl Pass for Canonicalize {
         let registry = ctx.registry.clone();
         let patterns: Vec<&dyn RewritePattern> =
             registry.ops().flat_map(|r| r.info.canonicalization.iter().copied()).collect();
-        let outcome = apply_patterns_greedily(ctx, op, &patterns, self.config);
-        stats.add("num-folds", outcome.folds);
-        stats.add("num-rewrites", outcome.rewrites);
-        stats.add("num-erased", outcome.erased);
-        if self.test_convergence && !outcome.converged {
-            let msg = format!("Canonicalizer failed to converge within {} iterations", self.config.max_iterations);
-            return Err(vec![op_error(ctx, op, msg)]);
+        let mut changed = false;
+        // As MLIR's driver: pattern sweeps to a fixed point, then a region clean-up; repeat while the clean-up
+        // changed something (erased blocks can make more patterns apply).
+        for _ in 0..self.config.max_iterations.max(1) {
+            let outcome = apply_patterns_greedily(ctx, op, &patterns, self.config);
+            stats.add("num-folds", outcome.folds);
+            stats.add("num-rewrites", outcome.rewrites);
+            stats.add("num-erased", outcome.erased);
+            changed |= outcome.changed();
+            if self.test_convergence && !outcome.converged {
+                let msg = format!("Canonicalizer failed to converge within {} iterations", self.config.max_iterations);
+                return Err(vec![op_error(ctx, op, msg)]);
+            }
+            let blocks = if self.region_simplify { erase_unreachable_blocks(&mut ctx.body, op) } else { 0 };
+            stats.add("num-blocks-erased", blocks as u64);
+            changed |= blocks > 0;
+            if blocks == 0 {
+                break;
+            }
         }
-        Ok(if outcome.changed() { Changed::Yes } else { Changed::No })
+        Ok(if changed { Changed::Yes } else { Changed::No })
     }
 }
