@@ -194,6 +194,7 @@ impl Driver<'_> {
         let t = Instant::now();
         let parsed = crate::parse::parse_range(&mut ctx, file, range.clone());
         self.timing.add(0, "Parser", t.elapsed());
+        let mut failure_dump = None;
         let (module, mut diags) = match parsed {
             Ok(m) => (Some(m), Vec::new()),
             Err(d) => (None, d),
@@ -202,10 +203,15 @@ impl Driver<'_> {
             let vopts = VerifyOptions { print_op_on_diagnostic: self.opts.verify_diagnostics.is_none() };
             diags.extend(verify(&ctx, m, vopts));
             if !has_error(&diags) {
-                diags.extend(self.run_pipeline(&mut ctx, m));
+                let (pass_diags, dump) = self.run_pipeline(&mut ctx, m);
+                diags.extend(pass_diags);
+                failure_dump = dump;
             }
         }
         let ok = self.report(&ctx, file, range, &diags);
+        if let Some(dump) = failure_dump {
+            write!(self.err, "{dump}").map_err(write_error)?;
+        }
         if let (Some(m), false) = (module, has_error(&diags)) {
             let t = Instant::now();
             let popts = PrintOptions { generic: self.opts.print_generic, debug_info: self.opts.print_debuginfo };
@@ -219,8 +225,9 @@ impl Driver<'_> {
         Ok(ok)
     }
 
-    /// Runs the pass pipeline with the instrumentation the flags ask for.
-    fn run_pipeline(&mut self, ctx: &mut Context, module: crate::ir::OpId) -> Vec<Diagnostic> {
+    /// Runs the pass pipeline with the instrumentation the flags ask for; returns its diagnostics and the dump of a
+    /// failed pass (printed after the diagnostics, as mlir-opt does).
+    fn run_pipeline(&mut self, ctx: &mut Context, module: crate::ir::OpId) -> (Vec<Diagnostic>, Option<String>) {
         let o = self.opts;
         let select = |all: bool, some: &Vec<String>| match (all, some.is_empty()) {
             (true, _) => Selection::All,
@@ -232,6 +239,7 @@ impl Driver<'_> {
         instr.print_after = select(o.print_after_all, &o.print_after);
         instr.print_after_change = o.print_after_change;
         instr.print_after_failure = o.print_after_failure;
+        instr.print_module_scope = o.print_module_scope;
         instr.print_options = PrintOptions { generic: o.print_generic, debug_info: o.print_debuginfo };
         instr.verify_each = o.verify_each;
         let result = self.pm.run(ctx, module, &mut instr);
@@ -241,7 +249,7 @@ impl Driver<'_> {
         if o.pass_statistics {
             self.statistics.push_str(&instr.statistics_report());
         }
-        result.err().unwrap_or_default()
+        (result.err().unwrap_or_default(), instr.failure_dump.take())
     }
 
     /// Renders diagnostics (or checks them under `--verify-diagnostics`); returns whether the chunk succeeded.

@@ -42,6 +42,8 @@ pub struct Options {
     pub print_after_change: bool,
     /// `--print-ir-after-failure`.
     pub print_after_failure: bool,
+    /// `--print-ir-module-scope`: dumps show the whole top-level op, not only the op the pass ran on.
+    pub print_module_scope: bool,
     /// `--timing`.
     pub timing: bool,
     /// `--pass-statistics`.
@@ -82,6 +84,7 @@ impl Default for Options {
             print_after: Vec::new(),
             print_after_change: false,
             print_after_failure: false,
+            print_module_scope: false,
             timing: false,
             pass_statistics: false,
             list_passes: false,
@@ -115,6 +118,7 @@ OPTIONS:
   --print-ir-before=<pass> / --print-ir-after=<pass>
   --print-ir-after-change / --print-ir-after-failure
                                      Dump the IR around passes (to stderr)
+  --print-ir-module-scope            Dumps show the whole top-level op
   --timing                           Report execution times (to stderr)
   --pass-statistics                  Report pass statistics (to stderr)
   --list-passes                      List registered passes and pipelines
@@ -187,6 +191,7 @@ pub fn parse_args(args: &[String], passes: &crate::passes::PassRegistry) -> Resu
             "print-ir-after" => o.print_after.extend(take(flag)?.split(',').map(str::to_string)),
             "print-ir-after-change" => o.print_after_change = bool_value(flag, value)?,
             "print-ir-after-failure" => o.print_after_failure = bool_value(flag, value)?,
+            "print-ir-module-scope" => o.print_module_scope = bool_value(flag, value)?,
             "timing" => o.timing = bool_value(flag, value)?,
             "pass-statistics" => o.pass_statistics = bool_value(flag, value)?,
             "list-passes" => o.list_passes = true,

@@ -30,6 +30,15 @@ impl Selection {
     }
 }
 
+/// The ` ('func.func' operation: @f)` part of a module-scope dump header: which op the pass ran on.
+fn scope_note(ctx: &Context, op: OpId) -> String {
+    let name = ctx.op_name(op);
+    match crate::ir::symbols::symbol_name(ctx, op) {
+        Some(sym) => format!(" ('{name}' operation: @{sym})"),
+        None => format!(" ('{name}' operation)"),
+    }
+}
+
 /// Counters of one pipeline row with the statistics its pass declares (`(name, description)`).
 pub type StatRow = (Statistics, &'static [(&'static str, &'static str)]);
 
@@ -43,6 +52,8 @@ pub struct Instrumentation<'w> {
     pub print_after_change: bool,
     /// Dump after a pass that failed.
     pub print_after_failure: bool,
+    /// Dumps show the top-level op enclosing the op a pass ran on (mlir-opt's `--mlir-print-ir-module-scope`).
+    pub print_module_scope: bool,
     /// How dumps print the IR.
     pub print_options: PrintOptions,
     /// Run the verifier after every pass that changed the IR.
@@ -53,6 +64,9 @@ pub struct Instrumentation<'w> {
     pub timing: IndexMap<(usize, String), Duration>,
     /// Statistics per pipeline row: `(depth, name)` → counters with their declared descriptions.
     pub statistics: IndexMap<(usize, String), StatRow>,
+    /// The "After X Failed" dump of a failed pass, held back so that it can follow the pass's diagnostics as in
+    /// mlir-opt (the pass manager returns the diagnostics; whoever renders them writes this after).
+    pub failure_dump: Option<String>,
 }
 
 impl<'w> Instrumentation<'w> {
@@ -63,11 +77,13 @@ impl<'w> Instrumentation<'w> {
             print_after: Selection::None,
             print_after_change: false,
             print_after_failure: false,
+            print_module_scope: false,
             print_options: PrintOptions::default(),
             verify_each: true,
             sink,
             timing: IndexMap::new(),
             statistics: IndexMap::new(),
+            failure_dump: None,
         }
     }
 
@@ -85,13 +101,29 @@ impl<'w> Instrumentation<'w> {
 
     pub(super) fn after_failure(&mut self, ctx: &Context, op: OpId, info: &PassInfo) {
         if self.print_after_failure || self.print_after.contains(info.argument) {
-            self.dump(ctx, op, &format!("After {} Failed ({})", info.name, info.argument));
+            let what = format!("After {} Failed ({})", info.name, info.argument);
+            self.failure_dump = Some(self.dump_text(ctx, op, &what));
         }
     }
 
     fn dump(&mut self, ctx: &Context, op: OpId, what: &str) {
-        let text = op_to_string(ctx, op, self.print_options);
-        let _ = write!(self.sink, "// -----// IR Dump {what} //----- //\n{text}\n\n");
+        let text = self.dump_text(ctx, op, what);
+        let _ = self.sink.write_all(text.as_bytes());
+    }
+
+    fn dump_text(&self, ctx: &Context, op: OpId, what: &str) -> String {
+        let mut shown = op;
+        let mut scope = String::new();
+        if self.print_module_scope {
+            while let Some(parent) = ctx.body.parent_op(shown) {
+                shown = parent;
+            }
+            if shown != op {
+                scope = scope_note(ctx, op);
+            }
+        }
+        let text = op_to_string(ctx, shown, self.print_options);
+        format!("// -----// IR Dump {what}{scope} //----- //\n{text}\n\n")
     }
 
     pub(super) fn time(&mut self, depth: usize, name: &str, t: Duration) {
