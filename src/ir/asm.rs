@@ -396,6 +396,9 @@ fn retype(ctx: &mut Context, attr: AttrId, negate: bool, ty: Option<TypeId>, hex
                 Some(TypeKind::Int(_) | TypeKind::Index) => ty.unwrap(),
                 Some(_) => return Err("integer literal not valid for specified type".into()),
             };
+            if !super::attrs::int_fits(ctx.type_kind(ty), value) {
+                return Err("integer constant out of range for attribute".into());
+            }
             Ok(ctx.int_attr(value, ty))
         }
         (Attr::Float { bits, ty: t0 }, target) => {

@@ -35,6 +35,22 @@ pub enum DenseData {
     Elements(Box<[DenseElem]>),
 }
 
+/// Whether `value` is a valid integer attribute of type `ty`: in the signed or unsigned range of an integer
+/// type's width (`i1` also takes -1), within 64 bits for `index`.
+pub fn int_fits(ty: &super::types::TypeKind, value: i128) -> bool {
+    let width = match ty {
+        super::types::TypeKind::Int(w) => *w,
+        super::types::TypeKind::Index => 64,
+        _ => return false,
+    };
+    if width >= 127 {
+        return true;
+    }
+    let min = -(1i128 << (width - 1));
+    let max = (1i128 << width) - 1;
+    (min..=max).contains(&value) || (width == 1 && value == -1)
+}
+
 /// The structure of an attribute.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Attr {

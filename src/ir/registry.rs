@@ -234,10 +234,32 @@ impl OpInfo {
     }
 }
 
+/// Why a dialect could not parse the body of one of its types or attributes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemError {
+    /// What is wrong.
+    pub message: String,
+    /// Byte offset in the body where it is wrong, if known (the diagnostic then points there).
+    pub offset: Option<usize>,
+}
+
+impl ItemError {
+    /// An error about the item as a whole.
+    pub fn new(message: impl Into<String>) -> ItemError {
+        ItemError { message: message.into(), offset: None }
+    }
+}
+
+impl From<String> for ItemError {
+    fn from(message: String) -> ItemError {
+        ItemError::new(message)
+    }
+}
+
 /// Parses the body of a dialect type `!dialect.name<body>`: `(ctx, "dialect.name", body)`.
-pub type TypeParseFn = fn(&mut Context, &str, Option<&str>) -> Result<TypeId, String>;
+pub type TypeParseFn = fn(&mut Context, &str, Option<&str>) -> Result<TypeId, ItemError>;
 /// Parses the body of a dialect attribute `#dialect.name<body>`.
-pub type AttrParseFn = fn(&mut Context, &str, Option<&str>) -> Result<AttrId, String>;
+pub type AttrParseFn = fn(&mut Context, &str, Option<&str>) -> Result<AttrId, ItemError>;
 
 /// A dialect: a namespace of ops, types and attributes.
 #[derive(Copy, Clone, Debug)]

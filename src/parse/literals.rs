@@ -220,18 +220,9 @@ impl<'s> ParseState<'s, '_> {
     }
 
     fn int_fits(&self, value: i128, ty: TypeId) -> bool {
-        let width = match self.ctx.type_kind(ty) {
-            TypeKind::Int(w) => *w,
-            TypeKind::Index => 64,
-            _ => return false,
-        };
-        if width >= 127 {
-            return true;
-        }
-        let min = -(1i128 << (width - 1));
-        let max = (1i128 << width) - 1;
-        (min..=max).contains(&value) || (width == 1 && value == -1)
+        crate::ir::attrs::int_fits(self.ctx.type_kind(ty), value)
     }
+
 
     /// `0x...`: an integer, or the bit pattern of a float when the type is a float type.
     pub fn hex_attr(&mut self, text: &str, ty: Option<TypeId>, offset: usize) -> AttrId {
@@ -365,7 +356,9 @@ impl<'s> ParseState<'s, '_> {
         let parser = self.ctx.registry.dialect(dialect).map(kind.parser);
         match parser {
             Some(Some(parse)) => parse(self.ctx, name, body).unwrap_or_else(|e| {
-                self.error(offset, e);
+                // The body starts after the sigil, the name and `<`.
+                let at = e.offset.map_or(offset, |o| offset + name.len() + 2 + o);
+                self.error(at, e.message);
                 (kind.fallback)(self.ctx)
             }),
             Some(None) => {
@@ -533,7 +526,7 @@ fn dense_elem(tree: &DenseTree<'_>, elem: &TypeKind) -> Result<DenseElem, (usize
 }
 
 /// A dialect's parser for the body of one of its types or attributes.
-type ItemParser<T> = fn(&mut Context, &str, Option<&str>) -> Result<T, String>;
+type ItemParser<T> = fn(&mut Context, &str, Option<&str>) -> Result<T, crate::ir::registry::ItemError>;
 
 /// What differs between dialect types (`!d.name<..>`) and dialect attributes (`#d.name<..>`).
 struct DialectItems<T> {

@@ -6,6 +6,7 @@ mod constant;
 mod patterns;
 
 use crate::ir::builder::OpState;
+use crate::ir::registry::ItemError;
 use crate::ir::{Attr, AttrId, Context, DialectInfo, Loc, Registry, TypeId, TypeKind};
 
 /// Registers the `arith` dialect.
@@ -24,13 +25,13 @@ pub fn register(registry: &mut Registry) {
 }
 
 /// `#arith.overflow<...>` and `#arith.fastmath<...>` (flags mlir-opt prints as properties) are kept as written.
-fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrId, String> {
+fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrId, ItemError> {
     match name {
         "arith.overflow" | "arith.fastmath" => {
             let name = ctx.sym(name);
             Ok(ctx.attr(Attr::Opaque { name, body: body.map(Into::into) }))
         }
-        _ => Err(format!("unknown attribute `{}` in dialect `arith`", name.trim_start_matches("arith."))),
+        _ => Err(format!("unknown attribute `{}` in dialect `arith`", name.trim_start_matches("arith.")).into()),
     }
 }
 
