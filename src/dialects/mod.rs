@@ -4,6 +4,7 @@
 pub mod arith;
 pub mod builtin;
 pub mod func;
+pub mod layout;
 
 use crate::ir::Registry;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ pub fn register_all(registry: &mut Registry) {
     builtin::register(registry);
     func::register(registry);
     arith::register(registry);
+    layout::register(registry);
 }
 
 /// A frozen registry with every dialect.

@@ -223,7 +223,6 @@ impl<'s> ParseState<'s, '_> {
         crate::ir::attrs::int_fits(self.ctx.type_kind(ty), value)
     }
 
-
     /// `0x...`: an integer, or the bit pattern of a float when the type is a float type.
     pub fn hex_attr(&mut self, text: &str, ty: Option<TypeId>, offset: usize) -> AttrId {
         let ty = ty.unwrap_or_else(|| self.ctx.int_type(64));

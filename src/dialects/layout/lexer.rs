@@ -1,0 +1,125 @@
+//! The logos lexer for layout attribute bodies, shared by the four notations (CuTe, Furiosa, XLA, CK).
+
+use logos::Logos;
+
+/// A token of a layout attribute body.
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
+#[logos(skip r"[ \t\r\n\f]+")]
+pub enum Tok<'s> {
+    /// A decimal integer (unsigned; `-` is its own token).
+    #[regex(r"[0-9]+")]
+    Int(&'s str),
+    /// An identifier.
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*")]
+    Ident(&'s str),
+    /// `Sw`, CuTe's swizzle functor.
+    #[token("Sw", priority = 3)]
+    Sw,
+    /// `o`, CuTe's composition when printing composed layouts.
+    #[token("o", priority = 3)]
+    O,
+    /// `(`.
+    #[token("(")]
+    LParen,
+    /// `)`.
+    #[token(")")]
+    RParen,
+    /// `[`.
+    #[token("[")]
+    LSquare,
+    /// `]`.
+    #[token("]")]
+    RSquare,
+    /// `{`.
+    #[token("{")]
+    LBrace,
+    /// `}`.
+    #[token("}")]
+    RBrace,
+    /// `<`.
+    #[token("<")]
+    Less,
+    /// `>`.
+    #[token(">")]
+    Greater,
+    /// `,`.
+    #[token(",")]
+    Comma,
+    /// `:`.
+    #[token(":")]
+    Colon,
+    /// `-`.
+    #[token("-")]
+    Minus,
+    /// `=`.
+    #[token("=")]
+    Equal,
+    /// `/`.
+    #[token("/")]
+    Slash,
+    /// `%`.
+    #[token("%")]
+    Percent,
+    /// `#`.
+    #[token("#")]
+    Hash,
+    /// `*`.
+    #[token("*")]
+    Star,
+    /// `$`.
+    #[token("$")]
+    Dollar,
+    /// `'`.
+    #[token("'")]
+    Quote,
+    /// `!`.
+    #[token("!")]
+    Bang,
+}
+
+impl Tok<'_> {
+    /// The token as written.
+    pub fn text(&self) -> &str {
+        match self {
+            Tok::Int(t) | Tok::Ident(t) => t,
+            Tok::Sw => "Sw",
+            Tok::O => "o",
+            Tok::LParen => "(",
+            Tok::RParen => ")",
+            Tok::LSquare => "[",
+            Tok::RSquare => "]",
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
+            Tok::Less => "<",
+            Tok::Greater => ">",
+            Tok::Comma => ",",
+            Tok::Colon => ":",
+            Tok::Minus => "-",
+            Tok::Equal => "=",
+            Tok::Slash => "/",
+            Tok::Percent => "%",
+            Tok::Hash => "#",
+            Tok::Star => "*",
+            Tok::Dollar => "$",
+            Tok::Quote => "'",
+            Tok::Bang => "!",
+        }
+    }
+}
+
+/// A token with its byte span in the body.
+pub type Spanned<'s> = (usize, Tok<'s>, usize);
+
+/// Lexes `body`; a character that starts no token is an error at its offset.
+pub fn lex(body: &str) -> Result<Vec<Spanned<'_>>, (usize, String)> {
+    let mut lexer = Tok::lexer(body);
+    let mut out = Vec::new();
+    while let Some(t) = lexer.next() {
+        let span = lexer.span();
+        match t {
+            Ok(tok) => out.push((span.start, tok, span.end)),
+            Err(()) => return Err((span.start, format!("unexpected character '{}'", &body[span.clone()]))),
+        }
+    }
+    Ok(out)
+}

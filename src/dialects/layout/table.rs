@@ -1,0 +1,149 @@
+//! Tabulating a layout: the offset of every logical element in a chosen enumeration order, and what every buffer
+//! position holds. This is what `layout-print` writes and what the equivalence decision is tested against.
+
+use super::repr::{Layout, PadKind};
+
+/// How logical elements are numbered in tables.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// The last dimension fastest (XLA, CK, Furiosa's declared axes).
+    RowMajor,
+    /// The first dimension fastest (CuTe's 1-D coordinate).
+    Colex,
+}
+
+/// What one buffer position holds, by element number in some [`Order`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// These elements (sorted).
+    Live(Vec<u64>),
+    /// No element.
+    Padding(PadKind),
+}
+
+/// The offset of each dimension's coordinate values: `contrib[k][e]` for `e < stored`.
+fn contributions(layout: &Layout) -> Vec<Vec<i64>> {
+    (0..layout.dims.len())
+        .map(|k| {
+            let digits = layout.digits(Some(k));
+            (0..layout.dims[k].stored)
+                .map(|e| digits.iter().map(|f| ((e / f.place) % f.extent) as i64 * f.stride).sum())
+                .collect()
+        })
+        .collect()
+}
+
+/// The dimension visiting order for `order`: outermost first.
+fn dim_order(rank: usize, order: Order) -> Vec<usize> {
+    match order {
+        Order::RowMajor => (0..rank).collect(),
+        Order::Colex => (0..rank).rev().collect(),
+    }
+}
+
+/// The offset of every logical element, numbered in `order`; `None` for an element that is not stored.
+/// Replica copies are not listed (see [`positions`]).
+pub fn offsets(layout: &Layout, order: Order) -> Vec<Option<i64>> {
+    let contrib = contributions(layout);
+    let dims = dim_order(layout.dims.len(), order);
+    let mut out = Vec::with_capacity(layout.size() as usize);
+    fill(layout, &contrib, &dims, layout.base, &mut out);
+    out
+}
+
+/// Appends the offsets of the elements under the dimensions `dims` (outermost first), starting from `acc`.
+fn fill(layout: &Layout, contrib: &[Vec<i64>], dims: &[usize], acc: i64, out: &mut Vec<Option<i64>>) {
+    let Some((&k, rest)) = dims.split_first() else {
+        out.push(Some(acc));
+        return;
+    };
+    let (extent, table) = (layout.dims[k].extent, &contrib[k]);
+    if rest.is_empty() {
+        out.extend(table.iter().map(|&c| Some(acc + c)));
+    } else {
+        for &c in table {
+            fill(layout, contrib, rest, acc + c, out);
+        }
+    }
+    let missing = (extent - table.len() as u64) * rest.iter().map(|&j| layout.dims[j].extent).product::<u64>();
+    out.extend(std::iter::repeat_n(None, missing as usize));
+}
+
+/// The offsets of the replica copies of an element, relative to its first copy.
+fn replica_offsets(layout: &Layout) -> Vec<i64> {
+    let mut out = vec![0i64];
+    for f in layout.digits(None) {
+        out = out.iter().flat_map(|&o| (0..f.extent as i64).map(move |j| o + j * f.stride)).collect();
+    }
+    out
+}
+
+/// What every buffer position `[0, cosize)` holds, elements numbered in `order`.
+pub fn positions(layout: &Layout, order: Order) -> Vec<Slot> {
+    let mut live: Vec<Vec<u64>> = vec![Vec::new(); layout.cosize as usize];
+    let replicas = replica_offsets(layout);
+    for (i, off) in offsets(layout, order).into_iter().enumerate() {
+        for r in off.into_iter().flat_map(|o| replicas.iter().map(move |r| o + r)) {
+            live[r as usize].push(i as u64);
+        }
+    }
+    let kinds = padding_kinds(layout);
+    live.into_iter()
+        .zip(kinds)
+        .map(|(mut elems, kind)| {
+            if elems.is_empty() {
+                Slot::Padding(kind)
+            } else {
+                elems.sort_unstable();
+                elems.dedup();
+                Slot::Live(elems)
+            }
+        })
+        .collect()
+}
+
+/// The padding kind each position would have if it held no element: the strictest kind among the padding
+/// coordinates landing on it, `Top` if none does.
+fn padding_kinds(layout: &Layout) -> Vec<PadKind> {
+    let mut kinds = vec![PadKind::Top; layout.cosize as usize];
+    if layout.dims.iter().all(|d| d.pad == PadKind::Top) {
+        return kinds;
+    }
+    for_each_combo(layout, &mut |off, kind| {
+        if let Some(kind) = kind {
+            let slot = &mut kinds[off as usize];
+            *slot = (*slot).max(kind);
+        }
+    });
+    kinds
+}
+
+/// Calls `f(offset, padding kind or None if live)` for every digit combination of the padded domain.
+pub fn for_each_combo(layout: &Layout, f: &mut dyn FnMut(i64, Option<PadKind>)) {
+    let n = layout.factors.len();
+    let mut digit = vec![0u64; n];
+    loop {
+        let mut off = layout.base;
+        let mut coord = vec![0u64; layout.dims.len()];
+        for (d, fac) in digit.iter().zip(&layout.factors) {
+            off += *d as i64 * fac.stride;
+            if let Some(k) = fac.dim {
+                coord[k] += d * fac.place;
+            }
+        }
+        let kind = coord.iter().zip(&layout.dims).filter(|(c, dim)| **c >= dim.stored).map(|(_, dim)| dim.pad).max();
+        f(off, kind);
+        let mut j = n;
+        loop {
+            if j == 0 {
+                return;
+            }
+            j -= 1;
+            digit[j] += 1;
+            if digit[j] < layout.factors[j].extent {
+                break;
+            }
+            digit[j] = 0;
+        }
+    }
+}
