@@ -8,7 +8,7 @@ use tapestry::ir::builder::OpState;
 use tapestry::ir::print::{op_to_string, PrintOptions};
 use tapestry::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern, Rewriter};
 use tapestry::ir::{Arity, Context, Diagnostic, DialectInfo, Loc, OpId, OpInfo, OpTrait, Registry, Syntax};
-use tapestry::passes::{Changed, Instrumentation, Pass, PassEntry, PassInfo, PassManager, PassRegistry, Statistics};
+use tapestry::passes::{Changed, Instrumentation, Pass, PassEntry, PassEnv, PassInfo, PassManager, PassRegistry};
 
 /// `acme.double %x : i32`: twice its operand.
 const DOUBLE: OpInfo = OpInfo {
@@ -56,9 +56,9 @@ impl Pass for LowerDoublePass {
     fn info(&self) -> &'static PassInfo {
         &LOWER_INFO
     }
-    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+    fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let outcome = apply_patterns_greedily(ctx, op, &[&LowerDouble], GreedyConfig::default());
-        stats.add("num-lowered", outcome.rewrites);
+        env.stats.add("num-lowered", outcome.rewrites);
         Ok(if outcome.changed() { Changed::Yes } else { Changed::No })
     }
 }

@@ -47,15 +47,21 @@ fn run(opts: &Options, passes: &PassRegistry, stdout: &mut dyn Write, err: &mut 
         write!(err, "{}", pm.dump()).map_err(write_error)?;
     }
     let (name, text) = read_input(&opts.input)?;
-    let mut file_out = open_output(&opts.output)?;
-    let out: &mut dyn Write = match file_out.as_mut() {
-        Some(f) => f,
-        None => stdout,
+    let file = open_output(&opts.output)?;
+    let mut driver = Driver {
+        opts,
+        registry,
+        pm,
+        timing: TimingReport::default(),
+        name,
+        text,
+        stdout,
+        file,
+        err,
+        statistics: String::new(),
     };
-    let mut driver =
-        Driver { opts, registry, pm, timing: TimingReport::default(), name, text, err, statistics: String::new() };
-    let ok = driver.process_all(out)?;
-    out.flush().map_err(write_error)?;
+    let ok = driver.process_all()?;
+    driver.ir_out().flush().map_err(write_error)?;
     if opts.pass_statistics {
         let report = if driver.statistics.is_empty() { timing::statistics_banner() } else { driver.statistics.clone() };
         write!(driver.err, "{report}").map_err(write_error)?;
@@ -162,11 +168,23 @@ struct Driver<'o> {
     statistics: String,
     name: String,
     text: Arc<str>,
+    /// Standard output: the IR unless `-o` names a file, and what passes print.
+    stdout: &'o mut dyn Write,
+    /// The `-o` file.
+    file: Option<std::io::BufWriter<std::fs::File>>,
     err: &'o mut dyn Write,
 }
 
 impl Driver<'_> {
-    fn process_all(&mut self, out: &mut dyn Write) -> Result<bool, String> {
+    /// Where the IR goes.
+    fn ir_out(&mut self) -> &mut dyn Write {
+        match &mut self.file {
+            Some(f) => f,
+            None => &mut *self.stdout,
+        }
+    }
+
+    fn process_all(&mut self) -> Result<bool, String> {
         let ranges = match &self.opts.split_marker {
             Some(marker) => split::split(&self.text, marker),
             None => std::iter::once(0..self.text.len()).collect(),
@@ -175,19 +193,15 @@ impl Driver<'_> {
         let last = ranges.len() - 1;
         for (i, range) in ranges.into_iter().enumerate() {
             if i > 0 {
-                writeln!(out, "{}", self.opts.output_split_marker).map_err(write_error)?;
+                let marker = self.opts.output_split_marker.clone();
+                writeln!(self.ir_out(), "{marker}").map_err(write_error)?;
             }
-            ok &= self.process_chunk(range, out, i == last)?;
+            ok &= self.process_chunk(range, i == last)?;
         }
         Ok(ok)
     }
 
-    fn process_chunk(
-        &mut self,
-        range: std::ops::Range<usize>,
-        out: &mut dyn Write,
-        last: bool,
-    ) -> Result<bool, String> {
+    fn process_chunk(&mut self, range: std::ops::Range<usize>, last: bool) -> Result<bool, String> {
         let mut ctx = Context::new(self.registry.clone());
         ctx.allow_unregistered = self.opts.allow_unregistered;
         let file = ctx.sources.add(self.name.clone(), self.text.clone());
@@ -215,7 +229,7 @@ impl Driver<'_> {
         if let (Some(m), false) = (module, has_error(&diags)) {
             let t = Instant::now();
             let popts = PrintOptions { generic: self.opts.print_generic, debug_info: self.opts.print_debuginfo };
-            print_op_to(&ctx, m, popts, out).map_err(write_error)?;
+            print_op_to(&ctx, m, popts, self.ir_out()).map_err(write_error)?;
             self.timing.add(0, "Output", t.elapsed());
         }
         if last {
@@ -249,7 +263,10 @@ impl Driver<'_> {
         if o.pass_statistics {
             self.statistics.push_str(&instr.statistics_report());
         }
-        (result.err().unwrap_or_default(), instr.failure_dump.take())
+        let (dump, output) = (instr.failure_dump.take(), std::mem::take(&mut instr.output));
+        drop(instr);
+        let _ = self.stdout.write_all(&output);
+        (result.err().unwrap_or_default(), dump)
     }
 
     /// Renders diagnostics (or checks them under `--verify-diagnostics`); returns whether the chunk succeeded.

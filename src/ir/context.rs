@@ -227,4 +227,23 @@ impl Context {
         let file = self.sym(file);
         self.loc(LocData::FileLineCol { file, line, col })
     }
+
+    /// Where `loc` points as `(file, line, column)`, 1-based, following names, fusions (the first that points
+    /// somewhere) and call sites (the callee); `None` for an unknown location.
+    pub fn file_line_col(&self, loc: Loc) -> Option<(String, u32, u32)> {
+        match loc {
+            Loc::Unknown => None,
+            Loc::Source { file, offset } => {
+                let f = self.sources.file(file);
+                let lc = f.line_col(offset);
+                Some((f.name.clone(), lc.line, lc.col))
+            }
+            Loc::Id(id) => match &self.locs[id] {
+                LocData::FileLineCol { file, line, col } => Some((self.str(*file).to_string(), *line, *col)),
+                LocData::Name { child, .. } => child.and_then(|c| self.file_line_col(c)),
+                LocData::Fused { locs, .. } => locs.iter().find_map(|l| self.file_line_col(*l)),
+                LocData::CallSite { callee, .. } => self.file_line_col(*callee),
+            },
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! driver, erasing dead pure ops, until a fixed point or an iteration limit.
 
 use super::options::{OptionKind, OptionSpec, OptionValues};
-use super::pass::{Changed, Pass, PassInfo, Statistics};
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::ir::region_simplify::erase_unreachable_blocks;
 use crate::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern};
@@ -80,7 +80,7 @@ impl Pass for Canonicalize {
         &INFO
     }
 
-    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+    fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let registry = ctx.registry.clone();
         let patterns: Vec<&dyn RewritePattern> =
             registry.ops().flat_map(|r| r.info.canonicalization.iter().copied()).collect();
@@ -89,16 +89,16 @@ impl Pass for Canonicalize {
         // changed something (erased blocks can make more patterns apply).
         for _ in 0..self.config.max_iterations.max(1) {
             let outcome = apply_patterns_greedily(ctx, op, &patterns, self.config);
-            stats.add("num-folds", outcome.folds);
-            stats.add("num-rewrites", outcome.rewrites);
-            stats.add("num-erased", outcome.erased);
+            env.stats.add("num-folds", outcome.folds);
+            env.stats.add("num-rewrites", outcome.rewrites);
+            env.stats.add("num-erased", outcome.erased);
             changed |= outcome.changed();
             if self.test_convergence && !outcome.converged {
                 let msg = format!("Canonicalizer failed to converge within {} iterations", self.config.max_iterations);
                 return Err(vec![op_error(ctx, op, msg)]);
             }
             let blocks = if self.region_simplify { erase_unreachable_blocks(&mut ctx.body, op) } else { 0 };
-            stats.add("num-blocks-erased", blocks as u64);
+            env.stats.add("num-blocks-erased", blocks as u64);
             changed |= blocks > 0;
             if blocks == 0 {
                 break;

@@ -2,7 +2,7 @@
 //! op is left"). It runs the dialect-conversion driver with no patterns, so its report is the driver's.
 
 use super::options::{OptionKind, OptionSpec, OptionValues};
-use super::pass::{Changed, Pass, PassInfo, Statistics};
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::ir::conversion::{apply_conversion, ConversionMode, ConversionTarget, Legality};
 use crate::ir::{Context, Diagnostic, OpId};
@@ -56,7 +56,7 @@ impl Pass for CheckLegality {
         &INFO
     }
 
-    fn run(&mut self, ctx: &mut Context, op: OpId, _: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+    fn run(&mut self, ctx: &mut Context, op: OpId, _: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         apply_conversion(ctx, op, &self.target, &[], ConversionMode::Partial).map_err(|d| vec![d])?;
         Ok(Changed::No)
     }

@@ -3,7 +3,7 @@
 //! are erased on the way. Values visible from a block are those of the block's earlier ops and of enclosing
 //! regions (not across isolated-from-above ops).
 
-use super::pass::{Changed, Pass, PassInfo, Statistics};
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::ir::interner::FxHashMap;
 use crate::ir::print::is_isolated;
@@ -39,12 +39,12 @@ impl Pass for Cse {
         &INFO
     }
 
-    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+    fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let mut scopes: Vec<FxHashMap<Key, OpId>> = Vec::new();
         let mut counts = (0u64, 0u64);
         cse_regions(ctx, op, &mut scopes, &mut counts);
-        stats.add("num-cse'd", counts.0);
-        stats.add("num-dce'd", counts.1);
+        env.stats.add("num-cse'd", counts.0);
+        env.stats.add("num-dce'd", counts.1);
         Ok(if counts.0 + counts.1 > 0 { Changed::Yes } else { Changed::No })
     }
 }

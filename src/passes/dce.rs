@@ -1,6 +1,6 @@
 //! `dce`: erases pure ops whose results are unused, repeatedly (children first), until none is left.
 
-use super::pass::{Changed, Pass, PassInfo, Statistics};
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::ir::rewrite::is_trivially_dead;
 use crate::ir::walk::postorder;
@@ -25,7 +25,7 @@ impl Pass for Dce {
         &INFO
     }
 
-    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+    fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let mut erased = 0u64;
         loop {
             let dead: Vec<OpId> = postorder(&ctx.body, op).into_iter().filter(|&o| is_trivially_dead(ctx, o)).collect();
@@ -40,7 +40,7 @@ impl Pass for Dce {
                 }
             }
         }
-        stats.add("num-dce'd", erased);
+        env.stats.add("num-dce'd", erased);
         Ok(if erased > 0 { Changed::Yes } else { Changed::No })
     }
 }

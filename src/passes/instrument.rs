@@ -67,6 +67,8 @@ pub struct Instrumentation<'w> {
     /// The "After X Failed" dump of a failed pass, held back so that it can follow the pass's diagnostics as in
     /// mlir-opt (the pass manager returns the diagnostics; whoever renders them writes this after).
     pub failure_dump: Option<String>,
+    /// What the passes printed ([`PassEnv::out`](super::pass::PassEnv)), for the caller to show.
+    pub output: Vec<u8>,
 }
 
 impl<'w> Instrumentation<'w> {
@@ -84,6 +86,7 @@ impl<'w> Instrumentation<'w> {
             timing: IndexMap::new(),
             statistics: IndexMap::new(),
             failure_dump: None,
+            output: Vec::new(),
         }
     }
 

@@ -3,7 +3,7 @@
 
 use super::instrument::Instrumentation;
 use super::options::{parse_options, OptionValues};
-use super::pass::{Changed, Pass, Statistics};
+use super::pass::{Changed, Pass, PassEnv, Statistics};
 use super::pipeline::{parse_pipeline, Pipeline, PipelineElement};
 use super::registry::PassRegistry;
 use crate::ir::verify::{verify, VerifyOptions};
@@ -191,7 +191,7 @@ fn run_pass(
     instr.before(ctx, op, info);
     let mut stats = Statistics::default();
     let start = Instant::now();
-    let result = pass.run(ctx, op, &mut stats);
+    let result = pass.run(ctx, op, &mut PassEnv { stats: &mut stats, out: &mut instr.output });
     instr.time(depth, info.name, start.elapsed());
     instr.record(depth, info.name, info, &stats);
     let changed = match result {

@@ -7,6 +7,7 @@ pub mod check_legality;
 pub mod cse;
 pub mod dce;
 pub mod instrument;
+pub mod layout_print;
 pub mod manager;
 pub mod options;
 pub mod pass;
@@ -17,7 +18,7 @@ pub mod symbol_dce;
 pub use instrument::{Instrumentation, Selection};
 pub use manager::PassManager;
 pub use options::{OptionKind, OptionSpec, OptionValues};
-pub use pass::{Changed, Pass, PassInfo, Statistics};
+pub use pass::{Changed, Pass, PassEnv, PassInfo, Statistics};
 pub use pipeline::{parse_pipeline, Pipeline, PipelineElement, PipelineError};
 pub use registry::{PassEntry, PassRegistry, PipelineEntry};
 
@@ -41,5 +42,6 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(check_legality::ENTRY);
     registry.register_pass(cse::ENTRY);
     registry.register_pass(dce::ENTRY);
+    registry.register_pass(layout_print::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);
 }

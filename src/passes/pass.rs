@@ -56,13 +56,22 @@ impl Statistics {
     }
 }
 
+/// What a running pass can use besides the IR: its statistics, and a stream for reports it prints (analysis
+/// and debugging passes such as `layout-print`; `tap-opt` writes it to standard output, as mlir-opt's `outs()`).
+pub struct PassEnv<'a> {
+    /// The pass's counters.
+    pub stats: &'a mut Statistics,
+    /// Where reports go.
+    pub out: &'a mut dyn std::io::Write,
+}
+
 /// A transformation or analysis over the IR nested under one op.
 pub trait Pass {
     /// What the pass is.
     fn info(&self) -> &'static PassInfo;
 
     /// Runs on `op`; errors stop the pipeline.
-    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>>;
+    fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>>;
 }
 
 /// How to create a pass from its parsed options.

@@ -1,7 +1,7 @@
 //! `symbol-dce`: erases private symbols (functions, nested modules) that nothing references, repeating until no
 //! more can go, as MLIR's pass of the same name.
 
-use super::pass::{Changed, Pass, PassInfo, Statistics};
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::ir::registry::OpTrait;
 use crate::ir::symbols::symbol_name;
@@ -28,7 +28,7 @@ impl Pass for SymbolDce {
         &INFO
     }
 
-    fn run(&mut self, ctx: &mut Context, op: OpId, stats: &mut Statistics) -> Result<Changed, Vec<Diagnostic>> {
+    fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         if !is_symbol_table(ctx, op) {
             let msg = "was scheduled to run under SymbolDCE, but does not define a symbol table";
             return Err(vec![crate::ir::verify::op_error(ctx, op, msg)]);
@@ -42,7 +42,7 @@ impl Pass for SymbolDce {
             for d in &dead {
                 ctx.body.erase_op(*d);
             }
-            stats.add("num-dce'd", dead.len() as u64);
+            env.stats.add("num-dce'd", dead.len() as u64);
             changed = Changed::Yes;
         }
     }

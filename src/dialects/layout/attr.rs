@@ -3,7 +3,7 @@
 use super::cute::{CuteLayout, IntTuple};
 use super::cute_algebra::Swizzle;
 use super::repr::{Layout, LayoutError};
-use super::table::Order;
+use super::table::{offsets, positions, Order, Slot};
 use crate::ir::dialect_data::DialectValue;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
@@ -82,6 +82,74 @@ impl LayoutAttr {
             LayoutAttr::Cute(_) => Order::Colex,
         }
     }
+}
+
+/// A layout tabulated in its notation's element order: what `layout-print` shows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tabulation {
+    /// Number of logical elements.
+    pub size: u64,
+    /// Buffer size, padding included.
+    pub cosize: u64,
+    /// The offset of each element (`None`: not stored).
+    pub offsets: Vec<Option<i64>>,
+    /// What each buffer position holds.
+    pub positions: Vec<Slot>,
+}
+
+impl LayoutAttr {
+    /// Tabulates the layout if it has at most `limit` elements and positions (else says how many it has).
+    pub fn tabulate(&self, limit: u64) -> Result<Tabulation, LayoutError> {
+        let repr = self.to_repr()?;
+        let too_big = |what: &str, n: u64| LayoutError(format!("{n} {what} are more than the limit of {limit}"));
+        if repr.size() > limit {
+            return Err(too_big("elements", repr.size()));
+        }
+        match self {
+            LayoutAttr::Cute(c) => match c.swizzle()? {
+                None => Ok(self.tabulate_repr(&repr, limit)?),
+                Some(sw) => {
+                    let offs: Vec<Option<i64>> =
+                        offsets(&repr, self.order()).into_iter().map(|o| o.map(|o| sw.apply(c.offset + o))).collect();
+                    if let Some(neg) = offs.iter().flatten().find(|&&o| o < 0) {
+                        return Err(LayoutError(format!("the swizzled layout reaches offset {neg}")));
+                    }
+                    let cosize = offs.iter().flatten().max().map_or(0, |m| *m as u64 + 1);
+                    if cosize > limit {
+                        return Err(too_big("positions", cosize));
+                    }
+                    let positions = slots_of(&offs, cosize);
+                    Ok(Tabulation { size: repr.size(), cosize, offsets: offs, positions })
+                }
+            },
+        }
+    }
+
+    fn tabulate_repr(&self, repr: &Layout, limit: u64) -> Result<Tabulation, LayoutError> {
+        if repr.cosize > limit {
+            return Err(LayoutError(format!("{} positions are more than the limit of {limit}", repr.cosize)));
+        }
+        let order = self.order();
+        Ok(Tabulation {
+            size: repr.size(),
+            cosize: repr.cosize,
+            offsets: offsets(repr, order),
+            positions: positions(repr, order),
+        })
+    }
+}
+
+/// Positions from element offsets alone (every unused position is Top padding).
+fn slots_of(offsets: &[Option<i64>], cosize: u64) -> Vec<Slot> {
+    let mut live: Vec<Vec<u64>> = vec![Vec::new(); cosize as usize];
+    for (i, o) in offsets.iter().enumerate() {
+        if let Some(o) = o {
+            live[*o as usize].push(i as u64);
+        }
+    }
+    live.into_iter()
+        .map(|v| if v.is_empty() { Slot::Padding(super::repr::PadKind::Top) } else { Slot::Live(v) })
+        .collect()
 }
 
 impl DialectValue for LayoutAttr {

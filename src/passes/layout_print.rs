@@ -1,0 +1,138 @@
+//! `layout-print`: for every layout attribute in the module, in op order, prints its table: one JSON object per
+//! line (`format=json`) or a human-readable table (`format=table`), to the pass output (standard output in
+//! `tap-opt`), as CuTe's `print_layout` does for one layout.
+
+use super::options::{OptionKind, OptionSpec, OptionValues};
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
+use super::registry::PassEntry;
+use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
+use crate::dialects::layout::table::Slot;
+use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId};
+use serde_json::json;
+
+/// The registration of `layout-print`.
+pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
+
+static INFO: PassInfo = PassInfo {
+    argument: "layout-print",
+    name: "LayoutPrint",
+    description: "Print the element offsets and buffer positions of every layout attribute",
+    anchor: None,
+    options: &[
+        OptionSpec {
+            name: "format",
+            kind: OptionKind::Enum(&["json", "table"]),
+            default: "json",
+            description: "One JSON object per line, or a readable table",
+        },
+        OptionSpec {
+            name: "limit",
+            kind: OptionKind::Int,
+            default: "1048576",
+            description: "Largest number of elements or positions printed (a larger layout is an error)",
+        },
+    ],
+    statistics: &[("num-layouts", "Number of layouts printed")],
+};
+
+fn create(options: &OptionValues) -> Box<dyn Pass> {
+    Box::new(LayoutPrint { table: options.text("format") == "table", limit: options.int("limit").max(0) as u64 })
+}
+
+struct LayoutPrint {
+    table: bool,
+    limit: u64,
+}
+
+impl Pass for LayoutPrint {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+
+    fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
+        let mut errors = Vec::new();
+        for op in std::iter::once(root).chain(walk::preorder(&ctx.body, root)) {
+            let data = ctx.body.op(op);
+            let mut found = Vec::new();
+            collect_layouts(ctx, data.props, &mut found);
+            collect_layouts(ctx, data.attrs, &mut found);
+            for (attr, layout) in found {
+                let text = crate::ir::print::attr_to_string(ctx, attr);
+                match layout.tabulate(self.limit) {
+                    Ok(tab) => {
+                        let loc = match ctx.file_line_col(data.loc) {
+                            Some((file, line, col)) => format!("{file}:{line}:{col}"),
+                            None => "unknown".to_string(),
+                        };
+                        let shown = if self.table { table(&loc, &text, &tab) } else { json_line(&loc, &text, &tab) };
+                        let _ = env.out.write_all(shown.as_bytes());
+                        env.stats.add("num-layouts", 1);
+                    }
+                    Err(e) => errors.push(Diagnostic::error(data.loc, format!("cannot print layout {text}: {e}"))),
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(Changed::No)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// The layout attributes inside `attr` (itself, or nested in arrays and dictionaries), in order.
+fn collect_layouts(ctx: &Context, attr: AttrId, out: &mut Vec<(AttrId, LayoutAttr)>) {
+    match ctx.attr_data(attr) {
+        Attr::Dialect(d) => {
+            if let Some(l) = d.downcast::<LayoutAttr>() {
+                out.push((attr, l.clone()));
+            }
+        }
+        Attr::Array(items) => items.iter().for_each(|&a| collect_layouts(ctx, a, out)),
+        Attr::Dict(entries) => entries.iter().for_each(|&(_, a)| collect_layouts(ctx, a, out)),
+        _ => {}
+    }
+}
+
+fn json_line(loc: &str, text: &str, tab: &Tabulation) -> String {
+    let positions: Vec<&[u64]> = tab
+        .positions
+        .iter()
+        .map(|s| match s {
+            Slot::Live(elems) => elems.as_slice(),
+            Slot::Padding(_) => &[],
+        })
+        .collect();
+    let value = json!({
+        "loc": loc,
+        "layout": text,
+        "size": tab.size,
+        "cosize": tab.cosize,
+        "offsets": tab.offsets,
+        "positions": positions,
+    });
+    format!("{value}\n")
+}
+
+/// A readable form: the offsets in element order, then the buffer with what each position holds.
+fn table(loc: &str, text: &str, tab: &Tabulation) -> String {
+    let mut out = format!("{loc}: {text}\n  size {}, cosize {}\n  offsets:", tab.size, tab.cosize);
+    for o in &tab.offsets {
+        match o {
+            Some(o) => out.push_str(&format!(" {o}")),
+            None => out.push_str(" -"),
+        }
+    }
+    out.push_str("\n  positions:");
+    for (p, s) in tab.positions.iter().enumerate() {
+        match s {
+            Slot::Live(e) => {
+                let list: Vec<String> = e.iter().map(u64::to_string).collect();
+                out.push_str(&format!(" {p}:{}", list.join("|")))
+            }
+            Slot::Padding(kind) => out.push_str(&format!(" {p}:pad({})", kind.name())),
+        }
+    }
+    out.push('\n');
+    out
+}
