@@ -4,6 +4,7 @@ use super::cute::{CuteLayout, IntTuple};
 use super::cute_algebra::Swizzle;
 use super::repr::{Layout, LayoutError};
 use super::table::{offsets, positions, Order, Slot};
+use super::xla::XlaLayout;
 use crate::ir::dialect_data::DialectValue;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
@@ -66,6 +67,8 @@ impl std::fmt::Display for CuteAttr {
 pub enum LayoutAttr {
     /// `#layout.cute<...>`.
     Cute(CuteAttr),
+    /// `#layout.xla<...>`.
+    Xla(XlaLayout),
 }
 
 impl LayoutAttr {
@@ -73,6 +76,7 @@ impl LayoutAttr {
     pub fn to_repr(&self) -> Result<Layout, LayoutError> {
         match self {
             LayoutAttr::Cute(c) => c.layout()?.to_repr(),
+            LayoutAttr::Xla(x) => x.to_repr(),
         }
     }
 
@@ -80,6 +84,7 @@ impl LayoutAttr {
     pub fn order(&self) -> Order {
         match self {
             LayoutAttr::Cute(_) => Order::Colex,
+            LayoutAttr::Xla(_) => Order::RowMajor,
         }
     }
 }
@@ -122,6 +127,7 @@ impl LayoutAttr {
                     Ok(Tabulation { size: repr.size(), cosize, offsets: offs, positions })
                 }
             },
+            LayoutAttr::Xla(_) => self.tabulate_repr(&repr, limit),
         }
     }
 
@@ -156,12 +162,14 @@ impl DialectValue for LayoutAttr {
     fn name(&self) -> &str {
         match self {
             LayoutAttr::Cute(_) => "layout.cute",
+            LayoutAttr::Xla(_) => "layout.xla",
         }
     }
 
     fn print_body(&self) -> Option<String> {
         match self {
             LayoutAttr::Cute(c) => Some(c.to_string()),
+            LayoutAttr::Xla(x) => Some(x.to_string()),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod lexer;
 pub mod repr;
 pub mod syntax;
 pub mod table;
+pub mod xla;
 
 use crate::ir::dialect_data::DialectData;
 use crate::ir::registry::ItemError;
@@ -35,6 +36,11 @@ fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrI
             let c = syntax::parse_cute(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
             c.validate().map_err(|e| ItemError::new(e.0))?;
             LayoutAttr::Cute(c)
+        }
+        "layout.xla" => {
+            let x = syntax::parse_xla(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
+            x.validate().map_err(|e| ItemError::new(e.0))?;
+            LayoutAttr::Xla(x)
         }
         _ => return Err(ItemError::new(format!("unknown attribute '{name}' in dialect 'layout'"))),
     };

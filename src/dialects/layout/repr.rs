@@ -56,7 +56,8 @@ impl Dim {
     }
 }
 
-/// One mixed-radix digit of a dimension's coordinate (or a replica digit), placed in the buffer.
+/// One mixed-radix digit of a dimension's coordinate (or a replica digit), placed in the buffer. Sorted by place,
+/// a dimension's digits of extent > 1 have places 1, e0, e0·e1, ... (extent-1 digits may sit anywhere).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Factor {
     /// The dimension whose coordinate this digit is part of; `None` for a replica digit (the same elements
@@ -185,7 +186,8 @@ impl Layout {
             if f.extent == 0 {
                 return fail(format!("{what} has a digit of extent 0"));
             }
-            if k.is_some() && f.place as u128 != place {
+            // An extent-1 digit is always 0: its place does not matter.
+            if k.is_some() && f.extent > 1 && f.place as u128 != place {
                 return fail(format!("{what} has a digit at place {} where {place} was expected", f.place));
             }
             place = place.saturating_mul(f.extent as u128);

@@ -33,6 +33,11 @@ pub fn int(text: &str, neg: bool, offset: usize) -> Result<i64, ParseError<usize
     i64::try_from(value).map_err(|_| ParseError::User { error: BodyError::at(offset, "integer out of range") })
 }
 
+/// Parses a non-negative decimal integer token, at `offset` for errors.
+pub fn nat(text: &str, offset: usize) -> Result<u64, ParseError<usize, super::lexer::Tok<'_>, BodyError>> {
+    text.parse().map_err(|_| ParseError::User { error: BodyError::at(offset, "integer out of range") })
+}
+
 /// Runs one entry point of the grammar on `body`.
 pub fn parse_with<'s, T>(
     body: &'s str,
@@ -60,6 +65,11 @@ fn convert(e: ParseError<usize, super::lexer::Tok<'_>, BodyError>, end: usize) -
 
 fn describe(tok: super::lexer::Tok<'_>) -> String {
     format!("'{}'", tok.text())
+}
+
+/// Parses the body of `#layout.xla<...>`.
+pub fn parse_xla(body: &str) -> Result<super::xla::XlaLayout, BodyError> {
+    parse_with(body, |tokens| grammar::XlaParser::new().parse(tokens))
 }
 
 /// Parses the body of `#layout.cute<...>`.

@@ -1,0 +1,214 @@
+//! XLA tiled layouts (`f32[3,5]{1,0:T(2,2)}`): `minor_to_major`, then tiles applied to the minor suffix of the
+//! physical dimensions (each dimension padded to a multiple of its tile, split into tile count and in-tile
+//! index, the in-tile parts moved minor-most), repeated tiles applied to the result, and `*` merging a dimension
+//! into the next more minor one. Lowered to the core representation digit by digit, so every tile counts in the
+//! footprint (XLA's own `ArraySize` sizes by the first tile only).
+
+use super::repr::{fail, Dim, Factor, Layout, LayoutError};
+use std::fmt;
+
+/// One entry of a tile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TileDim {
+    /// A tile size.
+    Size(u64),
+    /// `*`: merge this dimension into the next more minor one.
+    Combine,
+}
+
+/// `elem[dims]{minor_to_major:T(...)...}`, as written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct XlaLayout {
+    /// The element type as written (`f32`, `F32`, `bf16`, ...).
+    pub elem: String,
+    /// Logical dimension sizes.
+    pub dims: Vec<u64>,
+    /// `minor_to_major`; `None` when the shape has no `{...}` (the default, row-major).
+    pub minor_to_major: Option<Vec<u64>>,
+    /// The tiles, applied in order.
+    pub tiles: Vec<Vec<TileDim>>,
+}
+
+impl fmt::Display for XlaLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.elem, join(self.dims.iter()))?;
+        if let Some(m2m) = &self.minor_to_major {
+            write!(f, "{{{}", join(m2m.iter()))?;
+            if !self.tiles.is_empty() {
+                f.write_str(":T")?;
+                for t in &self.tiles {
+                    let items: Vec<String> = t
+                        .iter()
+                        .map(|d| match d {
+                            TileDim::Size(n) => n.to_string(),
+                            TileDim::Combine => "*".to_string(),
+                        })
+                        .collect();
+                    write!(f, "({})", items.join(","))?;
+                }
+            }
+            f.write_str("}")?;
+        }
+        Ok(())
+    }
+}
+
+fn join<T: ToString>(items: impl Iterator<Item = T>) -> String {
+    items.map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// A piece of a physical dimension's coordinate: digit `place`/`extent` of logical dimension `dim`, given `slots`
+/// positions of the physical coordinate (more than `extent` when a tile padded it).
+#[derive(Copy, Clone, Debug)]
+struct Piece {
+    dim: usize,
+    place: u64,
+    extent: u64,
+    slots: u64,
+}
+
+/// A physical dimension: its coordinate written in pieces, most major first.
+type Phys = Vec<Piece>;
+
+impl XlaLayout {
+    /// Checks the element type and that `minor_to_major` is a permutation of the dimensions.
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        const TYPES: &[&str] =
+            &["pred", "s4", "s8", "s16", "s32", "s64", "u4", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"];
+        let lower = self.elem.to_ascii_lowercase();
+        if !TYPES.contains(&lower.as_str()) && !lower.starts_with("f8") {
+            return fail(format!("unknown XLA element type '{}'", self.elem));
+        }
+        if let Some(m2m) = &self.minor_to_major {
+            let mut seen = vec![false; self.dims.len()];
+            if m2m.len() != self.dims.len() {
+                return fail(format!("minor_to_major has {} entries for {} dimensions", m2m.len(), self.dims.len()));
+            }
+            for &d in m2m {
+                let slot = seen.get_mut(d as usize).ok_or_else(|| LayoutError(format!("no dimension {d}")))?;
+                if std::mem::replace(slot, true) {
+                    return fail(format!("dimension {d} appears twice in minor_to_major"));
+                }
+            }
+        } else if !self.tiles.is_empty() {
+            return fail("tiles need a minor_to_major");
+        }
+        for t in &self.tiles {
+            if t.iter().any(|d| *d == TileDim::Size(0)) {
+                return fail("a tile dimension is 0");
+            }
+        }
+        self.to_repr().map(|_| ())
+    }
+
+    /// The core layout: row-major over the logical dimensions for element order, the physical order, tiles and
+    /// merges as digits. A tile that splits a coordinate where no digit boundary is (padding in the middle of a
+    /// coordinate) has no core form yet and is an error that says so.
+    pub fn to_repr(&self) -> Result<Layout, LayoutError> {
+        let rank = self.dims.len();
+        let default: Vec<u64> = (0..rank as u64).rev().collect();
+        let m2m = self.minor_to_major.as_ref().unwrap_or(&default);
+        let mut phys: Vec<Phys> = m2m
+            .iter()
+            .rev()
+            .map(|&k| {
+                let n = self.dims[k as usize].max(1);
+                vec![Piece { dim: k as usize, place: 1, extent: n, slots: n }]
+            })
+            .collect();
+        for (n, tile) in self.tiles.iter().enumerate() {
+            phys = apply_tile(phys, tile, n, &self.dims)?;
+        }
+        let mut factors = Vec::new();
+        let mut stride: i128 = 1;
+        for p in phys.iter().rev() {
+            for piece in p.iter().rev() {
+                let s = i64::try_from(stride).map_err(|_| LayoutError("layout too large".into()))?;
+                factors.push(Factor { dim: Some(piece.dim), place: piece.place, extent: piece.extent, stride: s });
+                stride *= piece.slots as i128;
+            }
+        }
+        factors.reverse();
+        let cosize = u64::try_from(stride).map_err(|_| LayoutError("layout too large".into()))?;
+        let dims = self.dims.iter().map(|&d| Dim::new(d)).collect();
+        let layout = Layout { dims, factors, base: 0, cosize };
+        layout.validate()?;
+        Ok(layout)
+    }
+}
+
+/// Applies tile number `n` to the minor suffix of `phys`.
+fn apply_tile(mut phys: Vec<Phys>, tile: &[TileDim], n: usize, dims: &[u64]) -> Result<Vec<Phys>, LayoutError> {
+    if tile.len() > phys.len() {
+        return fail(format!("tile {} has {} dimensions but the shape it tiles has {}", n + 1, tile.len(), phys.len()));
+    }
+    let start = phys.len() - tile.len();
+    // Merge `*` dimensions into their more minor neighbour.
+    let mut tiled: Vec<(Phys, u64)> = Vec::new();
+    let mut carry: Phys = Vec::new();
+    for (i, t) in tile.iter().enumerate() {
+        let mut p = std::mem::take(&mut carry);
+        p.extend(phys[start + i].iter().copied());
+        match t {
+            TileDim::Combine if i + 1 < tile.len() => carry = p,
+            TileDim::Combine => return fail(format!("tile {}: '*' on the most minor dimension", n + 1)),
+            TileDim::Size(s) => tiled.push((p, *s)),
+        }
+    }
+    phys.truncate(start);
+    let mut inner = Vec::new();
+    for (p, t) in tiled {
+        let (outer, rest) = split(p, t, dims).ok_or_else(|| {
+            LayoutError(format!(
+                "tile {}: a tile of {t} splits a merged or already tiled dimension inside a digit (padding in the \
+                 middle of a coordinate has no core form yet)",
+                n + 1
+            ))
+        })?;
+        phys.push(outer);
+        inner.push(rest);
+    }
+    phys.extend(inner);
+    Ok(phys)
+}
+
+/// Splits the coordinate `c` of a physical dimension into `(c / t, c mod t)` as pieces. XLA pads the dimension to
+/// a multiple of `t` at its major end; a piece split where its digit values do not divide evenly must be the top
+/// digit of its logical dimension (so the padding is at the end of that coordinate). `None` if the split cannot
+/// be written as digits.
+fn split(pieces: Phys, t: u64, dims: &[u64]) -> Option<(Phys, Phys)> {
+    let mut minor: Phys = Vec::new();
+    let mut left = t;
+    let mut rest = pieces;
+    while left > 1 {
+        let mut last = rest.pop()?;
+        if left % last.slots == 0 && !rest.is_empty() {
+            left /= last.slots;
+            minor.insert(0, last);
+            continue;
+        }
+        if rest.is_empty() && last.slots % left != 0 {
+            last.slots = last.slots.div_ceil(left) * left;
+        }
+        if last.slots % left != 0 {
+            return None;
+        }
+        let top = last.place.saturating_mul(last.extent) >= dims[last.dim];
+        let (low, high) = if last.extent <= left {
+            (Piece { slots: left, ..last }, Piece { place: last.place * last.extent, extent: 1, ..last })
+        } else if last.extent % left == 0 || top {
+            let high = Piece { place: last.place * left, extent: last.extent.div_ceil(left), ..last };
+            (Piece { extent: left, slots: left, ..last }, high)
+        } else {
+            return None;
+        };
+        minor.insert(0, low);
+        rest.push(Piece { slots: last.slots / left, ..high });
+        left = 1;
+    }
+    if rest.is_empty() {
+        let below = minor[0];
+        rest.push(Piece { dim: below.dim, place: below.place * below.extent, extent: 1, slots: 1 });
+    }
+    Some((rest, minor))
+}
