@@ -2,6 +2,7 @@
 
 use super::cute::{CuteLayout, IntTuple};
 use super::cute_algebra::Swizzle;
+use super::furiosa::FuriosaLayout;
 use super::repr::{Layout, LayoutError};
 use super::table::{offsets, positions, Order, Slot};
 use super::xla::XlaLayout;
@@ -69,6 +70,8 @@ pub enum LayoutAttr {
     Cute(CuteAttr),
     /// `#layout.xla<...>`.
     Xla(XlaLayout),
+    /// `#layout.furiosa<...>`.
+    Furiosa(FuriosaLayout),
 }
 
 impl LayoutAttr {
@@ -77,6 +80,7 @@ impl LayoutAttr {
         match self {
             LayoutAttr::Cute(c) => c.layout()?.to_repr(),
             LayoutAttr::Xla(x) => x.to_repr(),
+            LayoutAttr::Furiosa(f) => super::furiosa_lower::to_repr(f),
         }
     }
 
@@ -84,7 +88,7 @@ impl LayoutAttr {
     pub fn order(&self) -> Order {
         match self {
             LayoutAttr::Cute(_) => Order::Colex,
-            LayoutAttr::Xla(_) => Order::RowMajor,
+            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) => Order::RowMajor,
         }
     }
 }
@@ -127,7 +131,7 @@ impl LayoutAttr {
                     Ok(Tabulation { size: repr.size(), cosize, offsets: offs, positions })
                 }
             },
-            LayoutAttr::Xla(_) => self.tabulate_repr(&repr, limit),
+            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) => self.tabulate_repr(&repr, limit),
         }
     }
 
@@ -163,6 +167,7 @@ impl DialectValue for LayoutAttr {
         match self {
             LayoutAttr::Cute(_) => "layout.cute",
             LayoutAttr::Xla(_) => "layout.xla",
+            LayoutAttr::Furiosa(_) => "layout.furiosa",
         }
     }
 
@@ -170,6 +175,7 @@ impl DialectValue for LayoutAttr {
         match self {
             LayoutAttr::Cute(c) => Some(c.to_string()),
             LayoutAttr::Xla(x) => Some(x.to_string()),
+            LayoutAttr::Furiosa(f) => Some(f.to_string()),
         }
     }
 

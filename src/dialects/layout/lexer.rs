@@ -18,6 +18,12 @@ pub enum Tok<'s> {
     /// `o`, CuTe's composition when printing composed layouts.
     #[token("o", priority = 3)]
     O,
+    /// `axes`, Furiosa's axis declarations.
+    #[token("axes", priority = 3)]
+    Axes,
+    /// `m`, a Furiosa mapping.
+    #[token("m", priority = 3)]
+    M,
     /// `(`.
     #[token("(")]
     LParen,
@@ -84,6 +90,8 @@ impl Tok<'_> {
             Tok::Int(t) | Tok::Ident(t) => t,
             Tok::Sw => "Sw",
             Tok::O => "o",
+            Tok::Axes => "axes",
+            Tok::M => "m",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::LSquare => "[",

@@ -1,11 +1,13 @@
 //! The `layout` dialect: where the elements of a logical tensor sit in a linear buffer, read in four published
-//! notations (CuTe so far; Furiosa mapping expressions, XLA tiled layouts and CK descriptors to come), given one
+//! notations (CuTe, Furiosa mapping expressions and XLA tiled layouts so far; CK descriptors to come), given one
 //! exact meaning ([`repr::Layout`]) and one algebra.
 
 pub mod attr;
 pub mod canonical;
 pub mod cute;
 pub mod cute_algebra;
+pub mod furiosa;
+pub mod furiosa_lower;
 pub mod lexer;
 pub mod repr;
 pub mod syntax;
@@ -36,6 +38,11 @@ fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrI
             let c = syntax::parse_cute(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
             c.validate().map_err(|e| ItemError::new(e.0))?;
             LayoutAttr::Cute(c)
+        }
+        "layout.furiosa" => {
+            let x = syntax::parse_furiosa(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
+            x.validate().and_then(|_| furiosa_lower::to_repr(&x)).map_err(|e| ItemError::new(e.0))?;
+            LayoutAttr::Furiosa(x)
         }
         "layout.xla" => {
             let x = syntax::parse_xla(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;

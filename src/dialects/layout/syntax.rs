@@ -67,6 +67,11 @@ fn describe(tok: super::lexer::Tok<'_>) -> String {
     format!("'{}'", tok.text())
 }
 
+/// Parses the body of `#layout.furiosa<...>`.
+pub fn parse_furiosa(body: &str) -> Result<super::furiosa::FuriosaLayout, BodyError> {
+    parse_with(body, |tokens| grammar::FuriosaParser::new().parse(tokens))
+}
+
 /// Parses the body of `#layout.xla<...>`.
 pub fn parse_xla(body: &str) -> Result<super::xla::XlaLayout, BodyError> {
     parse_with(body, |tokens| grammar::XlaParser::new().parse(tokens))

@@ -1,0 +1,245 @@
+//! The core meaning of a Furiosa mapping, with the composite stride/modulo semantics: the buffer position is
+//! pushed down the expression as weighted digits; `E / n` and `E % n` contribute positions `q·n` and `r` *of `E`*,
+//! and all contributions aimed at structurally equal subexpressions are pooled and decoded once (so
+//! `[[A,B]/4, [A,B]%4]` means `[A,B]`, not the literal rule's lossy per-part decoding). A pair decodes its
+//! position at its minor size; an axis collects the digits of its coordinate. A digit that straddles a pair
+//! boundary without dividing it has no strided form and is an error naming the pair.
+
+use super::furiosa::{AliasValue, Expr, FuriosaLayout, Operand};
+use super::repr::{fail, Dim, Factor, Layout, LayoutError, PadKind};
+use indexmap::IndexMap;
+
+/// Values `[0, extent)` at buffer stride `stride`, adding `value · weight` to the position of the node it feeds.
+#[derive(Copy, Clone, Debug)]
+struct Digit {
+    stride: i64,
+    extent: u64,
+    weight: u64,
+}
+
+/// Positions of a node at or beyond `.0` are padding of kind `.1` (an enclosing `#` reaches past what the node
+/// holds).
+type Limit = Option<(u64, PadKind)>;
+
+/// What reaches a node: digits, and a bound past which its positions are padding.
+#[derive(Clone, Debug, Default)]
+struct Feed {
+    digits: Vec<Digit>,
+    limit: Limit,
+}
+
+impl Feed {
+    fn push(&mut self, d: Digit, limit: Limit) {
+        self.digits.push(d);
+        self.limit = tighter(self.limit, limit);
+    }
+}
+
+fn tighter(a: Limit, b: Limit) -> Limit {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if y.0 < x.0 { y } else { x }),
+        (x, None) | (None, x) => x,
+    }
+}
+
+/// Lowers a validated Furiosa layout to the core representation (dimensions = declared axes, in order).
+pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
+    let root = expand(f, &f.mapping)?;
+    let size = f.size(&root)?;
+    let mut all: Vec<Expr> = Vec::new();
+    collect(&root, &mut all);
+    let mut nodes: Vec<Expr> = all.into_iter().collect::<indexmap::IndexSet<Expr>>().into_iter().collect();
+    // Parents before children: a node is decoded once all its contributions are pooled.
+    nodes.sort_by_key(|e| std::cmp::Reverse(height(e)));
+    let mut pool: IndexMap<Expr, Feed> = IndexMap::new();
+    let first = Digit { stride: 1, extent: size, weight: 1 };
+    pool.insert(root.clone(), Feed { digits: vec![first], limit: None });
+    let mut axes: IndexMap<String, Feed> = IndexMap::new();
+    let mut replicas: Vec<Digit> = Vec::new();
+    for node in &nodes {
+        let Feed { digits, limit } = pool.shift_remove(node).unwrap_or_default();
+        let digits = coalesce(digits);
+        if digits.is_empty() {
+            continue;
+        }
+        let mut feed = |e: &Expr, d: Digit, limit: Limit| pool.entry(e.clone()).or_default().push(d, limit);
+        match node {
+            Expr::Axis(a) => {
+                let entry = axes.entry(a.clone()).or_default();
+                digits.into_iter().for_each(|d| entry.push(d, limit));
+            }
+            Expr::Broadcast(_) => replicas.extend(broadcast(digits, limit, node)?),
+            Expr::Skewed(a) => return fail(format!("the skewed axis {a}' has no strided form yet")),
+            Expr::Escape(_) => unreachable!("escapes are expanded"),
+            Expr::Pair(l, r) => {
+                let minor = f.size(r)?;
+                let (hi_limit, lo_limit) = split_limit(limit, minor, node)?;
+                for d in digits {
+                    let (hi, lo) = split(d, minor, node)?;
+                    hi.into_iter().for_each(|d| feed(l, d, hi_limit));
+                    lo.into_iter().for_each(|d| feed(r, d, lo_limit));
+                }
+            }
+            Expr::Stride(inner, n) => {
+                let n = f.operand(n)?;
+                let limit = limit.map(|(b, k)| (b * n, k));
+                digits.into_iter().for_each(|d| feed(inner, Digit { weight: d.weight * n, ..d }, limit));
+            }
+            Expr::Modulo(inner, _) | Expr::Resize(inner, _) => digits.into_iter().for_each(|d| feed(inner, d, limit)),
+            Expr::Pad(inner, kind, _) => {
+                let limit = tighter(limit, Some((f.size(inner)?, *kind)));
+                digits.into_iter().for_each(|d| feed(inner, d, limit));
+            }
+            Expr::Sliding(items) => {
+                let [d] = digits.as_slice() else {
+                    return fail(format!("the sliding window {node} must be read whole, not split"));
+                };
+                if limit.is_some() {
+                    return fail(format!("the sliding window {node} cannot be padded"));
+                }
+                for (e, n) in items {
+                    let n = f.operand(n)? as i64;
+                    feed(e, Digit { stride: d.stride * n, extent: f.size(e)?, weight: 1 }, None);
+                }
+            }
+        }
+    }
+    build(f, axes, replicas, size)
+}
+
+/// Splits a digit feeding a pair at the pair's minor size: `(to major, to minor)`.
+fn split(d: Digit, minor: u64, pair: &Expr) -> Result<(Option<Digit>, Option<Digit>), LayoutError> {
+    if d.extent == 1 {
+        return Ok((None, None));
+    }
+    if d.weight % minor == 0 {
+        return Ok((Some(Digit { weight: d.weight / minor, ..d }), None));
+    }
+    if d.weight * d.extent <= minor {
+        return Ok((None, Some(d)));
+    }
+    let k = minor / d.weight;
+    if minor % d.weight == 0 && d.extent % k == 0 {
+        let lo = Digit { extent: k, ..d };
+        let hi = Digit { stride: d.stride * k as i64, extent: d.extent / k, weight: 1 };
+        return Ok((Some(hi), Some(lo)));
+    }
+    fail(format!(
+        "[{pair}] has no strided form: {} positions at weight {} straddle its minor size {minor}",
+        d.extent, d.weight
+    ))
+}
+
+/// A pair's padding bound split at its minor size: whole rows of the minor part, or a prefix of the first row.
+fn split_limit(limit: Limit, minor: u64, pair: &Expr) -> Result<(Limit, Limit), LayoutError> {
+    match limit {
+        None => Ok((None, None)),
+        Some((b, k)) if b % minor == 0 => Ok((Some((b / minor, k)), None)),
+        Some((b, k)) if b < minor => Ok((Some((1, k)), Some((b, k)))),
+        Some((b, _)) => {
+            fail(format!("[{pair}] has no strided form: padding after {b} positions cuts a row of {minor}"))
+        }
+    }
+}
+
+/// Replica digits of a broadcast; a padded broadcast keeps only its first copies.
+fn broadcast(digits: Vec<Digit>, limit: Limit, node: &Expr) -> Result<Vec<Digit>, LayoutError> {
+    match (limit, digits.as_slice()) {
+        (None, _) => Ok(digits),
+        (Some((b, PadKind::Top)), [d]) if d.weight == 1 => Ok(vec![Digit { extent: d.extent.min(b), ..*d }]),
+        _ => fail(format!("the padded broadcast {node} has no strided form")),
+    }
+}
+
+/// Merges digits that continue each other both in the node's positions and in the buffer.
+fn coalesce(mut digits: Vec<Digit>) -> Vec<Digit> {
+    digits.retain(|d| d.extent > 1);
+    digits.sort_by_key(|d| d.weight);
+    let mut out: Vec<Digit> = Vec::new();
+    for d in digits {
+        match out.last_mut() {
+            Some(last) if d.weight == last.weight * last.extent && d.stride == last.stride * last.extent as i64 => {
+                last.extent *= d.extent;
+            }
+            _ => out.push(d),
+        }
+    }
+    out
+}
+
+fn build(
+    f: &FuriosaLayout,
+    mut axes: IndexMap<String, Feed>,
+    replicas: Vec<Digit>,
+    size: u64,
+) -> Result<Layout, LayoutError> {
+    let mut dims = Vec::new();
+    let mut factors = Vec::new();
+    for (k, (name, extent)) in f.axes.iter().enumerate() {
+        let Feed { digits, limit } = axes.shift_remove(name).unwrap_or_default();
+        let mut place = 1u64;
+        for d in &coalesce(digits) {
+            if d.weight != place {
+                return fail(format!(
+                    "axis {name} is stored only at some coordinates: no digit of weight {place} (has weight {})",
+                    d.weight
+                ));
+            }
+            factors.push(Factor { dim: Some(k), place, extent: d.extent, stride: d.stride });
+            place *= d.extent;
+        }
+        let (bound, pad) = limit.unwrap_or((u64::MAX, PadKind::Top));
+        let stored = place.min(*extent).min(bound);
+        dims.push(Dim { name: Some(name.clone()), extent: *extent, stored, pad });
+    }
+    for d in replicas {
+        factors.push(Factor { dim: None, place: 1, extent: d.extent, stride: d.stride });
+    }
+    let layout = Layout { dims, factors, base: 0, cosize: size };
+    layout.validate()?;
+    Ok(layout)
+}
+
+/// The expression with aliases replaced by what they name and constant operands by their values.
+fn expand(f: &FuriosaLayout, e: &Expr) -> Result<Expr, LayoutError> {
+    let boxed = |x: &Expr| expand(f, x).map(Box::new);
+    let num = |n: &Operand| f.operand(n).map(Operand::Int);
+    Ok(match e {
+        Expr::Escape(a) => match f.alias(a)? {
+            AliasValue::Mapping(m) => expand(f, m)?,
+            AliasValue::Const(n) => Expr::Broadcast(*n),
+        },
+        Expr::Pair(l, r) => Expr::Pair(boxed(l)?, boxed(r)?),
+        Expr::Stride(i, n) => Expr::Stride(boxed(i)?, num(n)?),
+        Expr::Modulo(i, n) => Expr::Modulo(boxed(i)?, num(n)?),
+        Expr::Resize(i, n) => Expr::Resize(boxed(i)?, num(n)?),
+        Expr::Pad(i, k, n) => Expr::Pad(boxed(i)?, *k, num(n)?),
+        Expr::Sliding(items) => {
+            Expr::Sliding(items.iter().map(|(x, n)| Ok((expand(f, x)?, num(n)?))).collect::<Result<_, LayoutError>>()?)
+        }
+        leaf => leaf.clone(),
+    })
+}
+
+/// Every subexpression (operands excluded).
+fn collect(e: &Expr, out: &mut Vec<Expr>) {
+    out.push(e.clone());
+    match e {
+        Expr::Pair(l, r) => {
+            collect(l, out);
+            collect(r, out);
+        }
+        Expr::Stride(i, _) | Expr::Modulo(i, _) | Expr::Resize(i, _) | Expr::Pad(i, _, _) => collect(i, out),
+        Expr::Sliding(items) => items.iter().for_each(|(x, _)| collect(x, out)),
+        _ => {}
+    }
+}
+
+fn height(e: &Expr) -> usize {
+    1 + match e {
+        Expr::Pair(l, r) => height(l).max(height(r)),
+        Expr::Stride(i, _) | Expr::Modulo(i, _) | Expr::Resize(i, _) | Expr::Pad(i, _, _) => height(i),
+        Expr::Sliding(items) => items.iter().map(|(x, _)| height(x)).max().unwrap_or(0),
+        _ => 0,
+    }
+}
