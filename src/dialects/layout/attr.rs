@@ -1,5 +1,6 @@
 //! The dialect's attributes: one payload per notation, each printed back in its own notation.
 
+use super::ck::CkLayout;
 use super::cute::{CuteLayout, IntTuple};
 use super::cute_algebra::Swizzle;
 use super::furiosa::FuriosaLayout;
@@ -72,6 +73,8 @@ pub enum LayoutAttr {
     Xla(XlaLayout),
     /// `#layout.furiosa<...>`.
     Furiosa(FuriosaLayout),
+    /// `#layout.ck<...>`.
+    Ck(CkLayout),
 }
 
 impl LayoutAttr {
@@ -81,6 +84,7 @@ impl LayoutAttr {
             LayoutAttr::Cute(c) => c.layout()?.to_repr(),
             LayoutAttr::Xla(x) => x.to_repr(),
             LayoutAttr::Furiosa(f) => super::furiosa_lower::to_repr(f),
+            LayoutAttr::Ck(c) => c.to_repr(),
         }
     }
 
@@ -88,7 +92,7 @@ impl LayoutAttr {
     pub fn order(&self) -> Order {
         match self {
             LayoutAttr::Cute(_) => Order::Colex,
-            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) => Order::RowMajor,
+            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) | LayoutAttr::Ck(_) => Order::RowMajor,
         }
     }
 }
@@ -131,7 +135,7 @@ impl LayoutAttr {
                     Ok(Tabulation { size: repr.size(), cosize, offsets: offs, positions })
                 }
             },
-            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) => self.tabulate_repr(&repr, limit),
+            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) | LayoutAttr::Ck(_) => self.tabulate_repr(&repr, limit),
         }
     }
 
@@ -168,6 +172,7 @@ impl DialectValue for LayoutAttr {
             LayoutAttr::Cute(_) => "layout.cute",
             LayoutAttr::Xla(_) => "layout.xla",
             LayoutAttr::Furiosa(_) => "layout.furiosa",
+            LayoutAttr::Ck(_) => "layout.ck",
         }
     }
 
@@ -176,6 +181,7 @@ impl DialectValue for LayoutAttr {
             LayoutAttr::Cute(c) => Some(c.to_string()),
             LayoutAttr::Xla(x) => Some(x.to_string()),
             LayoutAttr::Furiosa(f) => Some(f.to_string()),
+            LayoutAttr::Ck(c) => Some(c.to_string()),
         }
     }
 

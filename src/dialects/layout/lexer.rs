@@ -57,6 +57,9 @@ pub enum Tok<'s> {
     /// `-`.
     #[token("-")]
     Minus,
+    /// `->`.
+    #[token("->")]
+    Arrow,
     /// `=`.
     #[token("=")]
     Equal,
@@ -103,6 +106,7 @@ impl Tok<'_> {
             Tok::Comma => ",",
             Tok::Colon => ":",
             Tok::Minus => "-",
+            Tok::Arrow => "->",
             Tok::Equal => "=",
             Tok::Slash => "/",
             Tok::Percent => "%",

@@ -1,9 +1,10 @@
 //! The `layout` dialect: where the elements of a logical tensor sit in a linear buffer, read in four published
-//! notations (CuTe, Furiosa mapping expressions and XLA tiled layouts so far; CK descriptors to come), given one
+//! notations (CuTe layouts, Furiosa mapping expressions, XLA tiled layouts, CK tensor descriptors), given one
 //! exact meaning ([`repr::Layout`]) and one algebra.
 
 pub mod attr;
 pub mod canonical;
+pub mod ck;
 pub mod cute;
 pub mod cute_algebra;
 pub mod furiosa;
@@ -43,6 +44,11 @@ fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrI
             let x = syntax::parse_furiosa(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
             x.validate().and_then(|_| furiosa_lower::to_repr(&x)).map_err(|e| ItemError::new(e.0))?;
             LayoutAttr::Furiosa(x)
+        }
+        "layout.ck" => {
+            let x = syntax::parse_ck(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
+            x.validate().map_err(|e| ItemError::new(e.0))?;
+            LayoutAttr::Ck(x)
         }
         "layout.xla" => {
             let x = syntax::parse_xla(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;

@@ -72,6 +72,11 @@ pub fn parse_furiosa(body: &str) -> Result<super::furiosa::FuriosaLayout, BodyEr
     parse_with(body, |tokens| grammar::FuriosaParser::new().parse(tokens))
 }
 
+/// Parses the body of `#layout.ck<...>`.
+pub fn parse_ck(body: &str) -> Result<super::ck::CkLayout, BodyError> {
+    parse_with(body, |tokens| grammar::CkParser::new().parse(tokens))
+}
+
 /// Parses the body of `#layout.xla<...>`.
 pub fn parse_xla(body: &str) -> Result<super::xla::XlaLayout, BodyError> {
     parse_with(body, |tokens| grammar::XlaParser::new().parse(tokens))

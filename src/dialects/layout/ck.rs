@@ -1,0 +1,366 @@
+//! CK tensor descriptors: a naive (`naive(lengths, strides)`) or packed (`packed(lengths)`) descriptor, then
+//! stages of coordinate transforms (`transform(merge([3, 4]) [0, 1] -> [0], ...)`), each mapping upper (user)
+//! coordinates to the lower ones of the stage below, as `transform_tensor_descriptor` does. Lowered to the core
+//! by pushing each top dimension's coordinate down as digits with coefficients.
+
+use super::repr::{Dim, Factor, Layout, LayoutError};
+use std::fmt;
+
+/// A transform argument as written: an integer or a list.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Arg {
+    /// `3`.
+    Int(i64),
+    /// `[3, 4]`.
+    List(Vec<i64>),
+}
+
+impl fmt::Display for Arg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Arg::Int(v) => write!(f, "{v}"),
+            Arg::List(v) => write!(f, "[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
+        }
+    }
+}
+
+/// What a transform does, upper coordinates to lower ones.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `pass_through(n)`: `low = up`.
+    PassThrough(u64),
+    /// `pad(n, left, right)` (and `left_pad(n, l)`, `right_pad(n, r)`): `low = up − left`, valid for
+    /// `left ≤ up < n + left`; the other coordinates read a default and are not stored.
+    Pad {
+        /// Lower length.
+        len: u64,
+        /// Coordinates before the data.
+        left: u64,
+        /// Coordinates after the data.
+        right: u64,
+    },
+    /// `merge(lengths)`: one upper coordinate split row-major (last fastest) into the lower ones.
+    Merge(Vec<u64>),
+    /// `unmerge(lengths)`: upper coordinates combined row-major into one lower one.
+    Unmerge(Vec<u64>),
+    /// `embed(lengths, coefficients)`: `low = Σ up_i · c_i`.
+    Embed(Vec<u64>, Vec<i64>),
+    /// `slice(n, begin, end)`: `low = up + begin`, upper length `end − begin`.
+    Slice {
+        /// First lower coordinate.
+        begin: u64,
+        /// One past the last.
+        end: u64,
+    },
+    /// `offset(n, o)`: `low = up + o`.
+    Offset(u64, i64),
+    /// `freeze(i)`: no upper coordinate; `low = i`.
+    Freeze(i64),
+    /// `replicate(n)` / `insert(n)`: an upper coordinate of length `n` that reaches nothing below (broadcast).
+    Replicate(u64),
+    /// `modulo(n, m)`: `low = up mod m` (no strided form).
+    Modulo(u64, u64),
+    /// `xor(lengths)`: `low1 = up1 XOR (up0 mod len1)` (a swizzle; no strided form).
+    Xor(Vec<u64>),
+}
+
+/// One transform of a stage, as written, with the lower dimensions it reads and the upper ones it defines.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Transform {
+    /// The name as written (`pass_through`, `right_pad`, ...).
+    pub name: String,
+    /// The arguments as written.
+    pub args: Vec<Arg>,
+    /// What it does.
+    pub kind: Kind,
+    /// Lower dimension numbers (of the stage below).
+    pub lower: Vec<u64>,
+    /// Upper dimension numbers (of this stage).
+    pub upper: Vec<u64>,
+}
+
+fn nat(v: i64, what: &str) -> Result<u64, String> {
+    u64::try_from(v).map_err(|_| format!("{what} must not be negative"))
+}
+
+fn nats(v: &[i64], what: &str) -> Result<Vec<u64>, String> {
+    v.iter().map(|&x| nat(x, what)).collect()
+}
+
+impl Transform {
+    /// A transform from its written form, checking the arguments and how many dimensions it reads and defines.
+    pub fn new(name: &str, args: Vec<Arg>, lower: Vec<u64>, upper: Vec<u64>) -> Result<Transform, String> {
+        use Arg::{Int, List};
+        let kind = match (name, args.as_slice()) {
+            ("pass_through", [Int(n)]) => Kind::PassThrough(nat(*n, "a length")?),
+            ("pad", [Int(n), Int(l), Int(r)]) => {
+                Kind::Pad { len: nat(*n, "a length")?, left: nat(*l, "padding")?, right: nat(*r, "padding")? }
+            }
+            ("left_pad", [Int(n), Int(l)]) => {
+                Kind::Pad { len: nat(*n, "a length")?, left: nat(*l, "padding")?, right: 0 }
+            }
+            ("right_pad", [Int(n), Int(r)]) => {
+                Kind::Pad { len: nat(*n, "a length")?, left: 0, right: nat(*r, "padding")? }
+            }
+            ("merge", [List(l)]) => Kind::Merge(nats(l, "a length")?),
+            ("unmerge", [List(l)]) => Kind::Unmerge(nats(l, "a length")?),
+            ("embed", [List(l), List(c)]) if l.len() == c.len() => Kind::Embed(nats(l, "a length")?, c.clone()),
+            ("slice", [Int(n), Int(b), Int(e)]) if 0 <= *b && b <= e && e <= n => {
+                Kind::Slice { begin: *b as u64, end: *e as u64 }
+            }
+            ("offset", [Int(n), Int(o)]) => Kind::Offset(nat(*n, "a length")?, *o),
+            ("freeze", [Int(i)]) => Kind::Freeze(*i),
+            ("replicate" | "insert", [Int(n)]) => Kind::Replicate(nat(*n, "a length")?),
+            ("modulo", [Int(n), Int(m)]) if *m > 0 => Kind::Modulo(nat(*n, "a length")?, *m as u64),
+            ("xor", [List(l)]) => Kind::Xor(nats(l, "a length")?),
+            _ => return Err(format!("unknown CK transform or wrong arguments: {name}({})", join(&args))),
+        };
+        let (lows, ups) = match &kind {
+            Kind::Merge(l) => (l.len(), 1),
+            Kind::Unmerge(l) | Kind::Embed(l, _) => (1, l.len()),
+            Kind::Freeze(_) => (1, 0),
+            Kind::Replicate(_) => (0, 1),
+            Kind::Xor(l) => (l.len(), l.len()),
+            _ => (1, 1),
+        };
+        if lower.len() != lows || upper.len() != ups {
+            return Err(format!(
+                "{name} reads {lows} lower and defines {ups} upper dimensions, not {} and {}",
+                lower.len(),
+                upper.len()
+            ));
+        }
+        Ok(Transform { name: name.to_string(), args, kind, lower, upper })
+    }
+
+    /// Lengths of the upper dimensions it defines.
+    fn upper_lengths(&self) -> Vec<u64> {
+        match &self.kind {
+            Kind::PassThrough(n) | Kind::Offset(n, _) | Kind::Replicate(n) | Kind::Modulo(n, _) => vec![*n],
+            Kind::Pad { len, left, right } => vec![len + left + right],
+            Kind::Merge(l) => vec![l.iter().product()],
+            Kind::Unmerge(l) | Kind::Embed(l, _) | Kind::Xor(l) => l.clone(),
+            Kind::Slice { begin, end } => vec![end - begin],
+            Kind::Freeze(_) => vec![],
+        }
+    }
+}
+
+fn join(args: &[Arg]) -> String {
+    args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+impl fmt::Display for Transform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+        write!(f, "{}({}) [{}] -> [{}]", self.name, join(&self.args), list(&self.lower), list(&self.upper))
+    }
+}
+
+/// `naive(lengths, strides)` or `packed(lengths)`, then transform stages.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CkLayout {
+    /// Lengths of the base descriptor.
+    pub lengths: Vec<u64>,
+    /// Its strides; `None` for a packed (row-major) descriptor.
+    pub strides: Option<Vec<i64>>,
+    /// The stages, bottom up.
+    pub stages: Vec<Vec<Transform>>,
+}
+
+impl CkLayout {
+    /// A descriptor from its written base and stages.
+    pub fn new(base: &str, args: Vec<Arg>, stages: Vec<Vec<Transform>>) -> Result<CkLayout, String> {
+        let (lengths, strides) = match (base, args.as_slice()) {
+            ("naive", [Arg::List(l), Arg::List(s)]) if l.len() == s.len() => (nats(l, "a length")?, Some(s.clone())),
+            ("packed", [Arg::List(l)]) => (nats(l, "a length")?, None),
+            _ => return Err(format!("expected naive([lengths], [strides]) or packed([lengths]), found {base}(...)")),
+        };
+        Ok(CkLayout { lengths, strides, stages })
+    }
+
+    /// The strides of the base descriptor (row-major for a packed one).
+    fn base_strides(&self) -> Vec<i64> {
+        if let Some(s) = &self.strides {
+            return s.clone();
+        }
+        let mut out = vec![0i64; self.lengths.len()];
+        let mut acc = 1i64;
+        for k in (0..self.lengths.len()).rev() {
+            out[k] = acc;
+            acc = acc.saturating_mul(self.lengths[k] as i64);
+        }
+        out
+    }
+
+    /// Lengths of every stage's dimensions, bottom (base) first; checks that each stage reads every lower
+    /// dimension once and defines its upper dimensions `0..n` once.
+    fn stage_lengths(&self) -> Result<Vec<Vec<u64>>, LayoutError> {
+        let mut levels = vec![self.lengths.clone()];
+        for (s, stage) in self.stages.iter().enumerate() {
+            let below = levels.last().unwrap().len();
+            let mut read = vec![0; below];
+            let n_upper: usize = stage.iter().map(|t| t.upper.len()).sum();
+            let mut lengths = vec![None; n_upper];
+            for t in stage {
+                for &l in &t.lower {
+                    *read.get_mut(l as usize).ok_or_else(|| stage_error(s, format!("no lower dimension {l}")))? += 1;
+                }
+                for (&u, len) in t.upper.iter().zip(t.upper_lengths()) {
+                    let slot = lengths
+                        .get_mut(u as usize)
+                        .ok_or_else(|| stage_error(s, format!("upper dimension {u} skips a number")))?;
+                    if slot.replace(len).is_some() {
+                        return Err(stage_error(s, format!("upper dimension {u} is defined twice")));
+                    }
+                }
+            }
+            if let Some(l) = read.iter().position(|&r| r != 1) {
+                return Err(stage_error(s, format!("lower dimension {l} is read {} times, not once", read[l])));
+            }
+            levels.push(lengths.into_iter().map(|l| l.unwrap()).collect());
+        }
+        Ok(levels)
+    }
+
+    /// Checks the structure and that the descriptor has a core form.
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        self.to_repr().map(|_| ())
+    }
+
+    /// The core layout: dimensions = the top stage's upper dimensions (row-major numbering).
+    pub fn to_repr(&self) -> Result<Layout, LayoutError> {
+        let levels = self.stage_lengths()?;
+        let top = levels.last().unwrap();
+        let mut stored: Vec<u64> = top.clone();
+        // The value of each dimension of the current level, as digits of the top coordinates.
+        let mut exprs: Vec<Lin> = (0..top.len()).map(|u| Lin::coordinate(u, top[u])).collect();
+        for (s, stage) in self.stages.iter().enumerate().rev() {
+            let mut lower = vec![Lin::default(); levels[s].len()];
+            for t in stage {
+                apply(t, &exprs, &mut lower, &mut stored).map_err(|m| stage_error(s, m))?;
+            }
+            exprs = lower;
+        }
+        let strides = self.base_strides();
+        let mut base = 0i64;
+        let mut factors = Vec::new();
+        for (lin, &stride) in exprs.iter().zip(&strides) {
+            base += lin.konst * stride;
+            for &(dim, place, extent, coef) in &lin.terms {
+                factors.push(Factor { dim: Some(dim), place, extent, stride: coef * stride });
+            }
+        }
+        // A coordinate that reaches nothing below (replicate) does not move the offset: a stride-0 digit.
+        for (dim, &n) in stored.iter().enumerate() {
+            let covered: u64 = factors.iter().filter(|f| f.dim == Some(dim)).map(|f| f.extent).product();
+            if covered < n {
+                factors.push(Factor { dim: Some(dim), place: covered, extent: n.div_ceil(covered), stride: 0 });
+            }
+        }
+        let cosize = 1 + self.lengths.iter().zip(&strides).map(|(&l, &s)| (l as i64 - 1) * s.max(0)).sum::<i64>();
+        let dims = top.iter().zip(&stored).map(|(&n, &st)| Dim { stored: st.min(n), ..Dim::new(n) }).collect();
+        let layout = Layout { dims, factors, base, cosize: cosize.max(0) as u64 };
+        layout.validate()?;
+        Ok(layout)
+    }
+}
+
+fn stage_error(s: usize, msg: String) -> LayoutError {
+    LayoutError(format!("transform stage {}: {msg}", s + 1))
+}
+
+/// A lower coordinate as `konst + Σ ((top_dim / place) mod extent) · coef`.
+#[derive(Clone, Debug, Default)]
+struct Lin {
+    konst: i64,
+    terms: Vec<(usize, u64, u64, i64)>,
+}
+
+impl Lin {
+    fn coordinate(dim: usize, extent: u64) -> Lin {
+        Lin { konst: 0, terms: vec![(dim, 1, extent.max(1), 1)] }
+    }
+
+    /// The top dimension this is exactly the whole coordinate of, if it is one.
+    fn whole(&self) -> Option<(usize, u64)> {
+        match self.terms.as_slice() {
+            [(dim, 1, extent, 1)] if self.konst == 0 => Some((*dim, *extent)),
+            _ => None,
+        }
+    }
+
+    fn scaled(&self, c: i64) -> Lin {
+        Lin { konst: self.konst * c, terms: self.terms.iter().map(|&(d, p, e, k)| (d, p, e, k * c)).collect() }
+    }
+
+    fn add(&mut self, other: Lin) {
+        self.konst += other.konst;
+        self.terms.extend(other.terms);
+    }
+}
+
+/// Pushes the upper values of transform `t` down to its lower dimensions.
+fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [u64]) -> Result<(), String> {
+    let up = |i: usize| upper[t.upper[i] as usize].clone();
+    let low = t.lower.first().map(|&l| l as usize);
+    match &t.kind {
+        Kind::PassThrough(_) => lower[low.unwrap()] = up(0),
+        Kind::Offset(_, o) => lower[low.unwrap()] = Lin { konst: up(0).konst + o, ..up(0) },
+        Kind::Slice { begin, .. } => lower[low.unwrap()] = Lin { konst: up(0).konst + *begin as i64, ..up(0) },
+        Kind::Pad { len, left: 0, .. } => {
+            // The coordinates past the data read a default: not stored, and not in the buffer.
+            let (dim, _) = up(0).whole().ok_or("padding of a combined coordinate has no core form yet")?;
+            stored[dim] = stored[dim].min(*len);
+            lower[low.unwrap()] = Lin::coordinate(dim, (*len).min(stored[dim]));
+        }
+        Kind::Pad { .. } => return Err("left padding has no core form yet (only right padding)".into()),
+        Kind::Merge(lengths) => {
+            let (dim, extent) = up(0).whole().ok_or("merging a combined coordinate has no core form yet")?;
+            let mut place = 1u64;
+            for (i, &l) in lengths.iter().enumerate().rev() {
+                let e = if i == 0 { extent.div_ceil(place) } else { l };
+                lower[t.lower[i] as usize] = Lin { konst: 0, terms: vec![(dim, place, e.max(1), 1)] };
+                place *= l;
+            }
+        }
+        Kind::Unmerge(lengths) => {
+            let mut lin = Lin::default();
+            let mut weight = 1i64;
+            for (i, &l) in lengths.iter().enumerate().rev() {
+                lin.add(up(i).scaled(weight));
+                weight *= l as i64;
+            }
+            lower[low.unwrap()] = lin;
+        }
+        Kind::Embed(_, coefs) => {
+            let mut lin = Lin::default();
+            for (i, &c) in coefs.iter().enumerate() {
+                lin.add(up(i).scaled(c));
+            }
+            lower[low.unwrap()] = lin;
+        }
+        Kind::Freeze(i) => lower[low.unwrap()] = Lin { konst: *i, terms: Vec::new() },
+        Kind::Replicate(_) => {}
+        Kind::Modulo(..) | Kind::Xor(_) => return Err(format!("{} has no strided form", t.name)),
+    }
+    Ok(())
+}
+
+impl fmt::Display for CkLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |v: &[u64]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+        match &self.strides {
+            Some(s) => {
+                let s: Vec<String> = s.iter().map(|x| x.to_string()).collect();
+                write!(f, "naive([{}], [{}])", list(&self.lengths), s.join(", "))?
+            }
+            None => write!(f, "packed([{}])", list(&self.lengths))?,
+        }
+        for stage in &self.stages {
+            let items: Vec<String> = stage.iter().map(|t| t.to_string()).collect();
+            write!(f, ", transform({})", items.join(", "))?;
+        }
+        Ok(())
+    }
+}
