@@ -246,3 +246,29 @@ impl CuteLayout {
         Ok(layout)
     }
 }
+
+impl CuteLayout {
+    /// The CuTe layout of a core layout, where CuTe can say it: one mode per dimension, one leaf per digit
+    /// (lowest place first), no padding, no unstored elements, no replicas, base 0.
+    pub fn from_repr(l: &Layout) -> Result<CuteLayout, LayoutError> {
+        if l.base != 0 {
+            return fail(format!("a CuTe layout has no base offset (this one starts at {})", l.base));
+        }
+        if l.factors.iter().any(|f| f.dim.is_none() && f.extent > 1) {
+            return fail("a CuTe layout cannot store an element twice (replica digits)");
+        }
+        let mut modes = Vec::new();
+        for (k, d) in l.dims.iter().enumerate() {
+            if d.stored != d.extent || l.padded(k) != d.extent {
+                return fail(format!("dimension {k} has padding or unstored coordinates, which CuTe cannot express"));
+            }
+            let digits: Vec<(i64, i64)> =
+                l.digits(Some(k)).iter().filter(|f| f.extent > 1).map(|f| (f.extent as i64, f.stride)).collect();
+            modes.push(CuteLayout::from_flat(&digits));
+        }
+        Ok(match modes.len() {
+            1 => modes.pop().unwrap(),
+            _ => CuteLayout::concat(&modes),
+        })
+    }
+}

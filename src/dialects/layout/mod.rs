@@ -2,22 +2,26 @@
 //! notations (CuTe layouts, Furiosa mapping expressions, XLA tiled layouts, CK tensor descriptors), given one
 //! exact meaning ([`repr::Layout`]) and one algebra.
 
+pub mod algebra_ops;
 pub mod attr;
 pub mod canonical;
 pub mod ck;
+pub mod constant;
 pub mod cute;
 pub mod cute_algebra;
 pub mod furiosa;
 pub mod furiosa_lower;
+pub mod layout_type;
 pub mod lexer;
 pub mod repr;
 pub mod syntax;
 pub mod table;
 pub mod xla;
 
+use crate::ir::builder::OpState;
 use crate::ir::dialect_data::DialectData;
 use crate::ir::registry::ItemError;
-use crate::ir::{Attr, AttrId, Context, DialectInfo, Registry};
+use crate::ir::{Attr, AttrId, Context, DialectInfo, Loc, Registry, TypeId};
 use attr::LayoutAttr;
 use std::sync::Arc;
 
@@ -26,10 +30,33 @@ pub fn register(registry: &mut Registry) {
     registry.register_dialect(DialectInfo {
         name: "layout",
         summary: "tensor layouts in buffers: CuTe, Furiosa, XLA and CK notations with one algebra",
-        parse_type: None,
+        parse_type: Some(parse_type),
         parse_attr: Some(parse_attr),
-        materialize_constant: None,
+        materialize_constant: Some(materialize_constant),
     });
+    registry.register_op(constant::INFO);
+    for info in algebra_ops::ALL {
+        registry.register_op(info);
+    }
+}
+
+fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {
+    match (name, body) {
+        ("layout.layout", None) => Ok(layout_type::layout_type(ctx)),
+        ("layout.layout", Some(_)) => Err(ItemError::new("!layout.layout takes no parameters")),
+        _ => Err(ItemError::new(format!("unknown type '{name}' in dialect 'layout'"))),
+    }
+}
+
+/// Folded layouts become `layout.constant` ops.
+fn materialize_constant(ctx: &mut Context, value: AttrId, ty: TypeId, loc: Loc) -> Option<OpState> {
+    constant::layout_of(ctx, value)?;
+    if !layout_type::is_layout_type(ctx, ty) {
+        return None;
+    }
+    let mut state = OpState::new(ctx, "layout.constant", loc).results(&[ty]);
+    state.props.push((ctx.sym("value"), value));
+    Some(state)
 }
 
 fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrId, ItemError> {

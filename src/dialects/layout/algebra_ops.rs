@@ -1,0 +1,107 @@
+//! The algebra as ops on `!layout.layout` values: `layout.compose`, `layout.complement`, `layout.coalesce`,
+//! `layout.right_inverse`, `layout.left_inverse`, `layout.logical_divide`, `layout.logical_product`. Each folds
+//! to a `layout.constant` when its operands are constants (so `canonicalize` evaluates layout expressions), and
+//! its verifier rejects constant operands the operation is not defined on, saying why.
+//! Pretty form: `%c = layout.compose %a, %b`, `%m = layout.complement %a {bound = 24}`.
+
+use super::attr::{CuteAttr, LayoutAttr};
+use super::constant::layout_of;
+use super::cute::CuteLayout;
+use super::cute_algebra as algebra;
+use super::layout_type::is_layout_type;
+use super::repr::{fail, LayoutError};
+use crate::ir::dialect_data::DialectData;
+use crate::ir::rewrite::Folded;
+use crate::ir::verify::op_error;
+use crate::ir::{Arity, Attr, AttrId, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use std::sync::Arc;
+
+const TRAITS: &[OpTrait] = &[OpTrait::Pure, OpTrait::SameOperandsAndResultType];
+
+const fn op(name: &'static str, summary: &'static str, operands: u32, attrs: &'static [AttrSpec]) -> OpInfo {
+    OpInfo {
+        operands: Arity::Exact(operands),
+        results: Arity::Exact(1),
+        traits: TRAITS,
+        attrs,
+        verify: Some(verify),
+        syntax: Syntax::Format("$operands attr-dict"),
+        fold: Some(fold),
+        ..OpInfo::new(name, summary)
+    }
+}
+
+const BOUND: &[AttrSpec] = &[AttrSpec { name: "bound", kind: AttrKind::Int, optional: true, default: None }];
+
+/// Every algebra op.
+pub const ALL: [OpInfo; 7] = [
+    op("layout.compose", "CuTe composition: R(i) = A(B(i))", 2, &[]),
+    op("layout.complement", "CuTe complement of A within `bound` (default: its cosize)", 1, BOUND),
+    op("layout.coalesce", "the same function with the fewest modes", 1, &[]),
+    op("layout.right_inverse", "the largest R with L(R(i)) = i", 1, &[]),
+    op("layout.left_inverse", "R with R(L(i)) = i", 1, &[]),
+    op("layout.logical_divide", "A split into tiles of B and their arrangement", 2, &[]),
+    op("layout.logical_product", "A repeated in the pattern of B", 2, &[]),
+];
+
+/// The CuTe layout a layout attribute means, if CuTe can express it (the algebra is CuTe's).
+fn cute_of(l: &LayoutAttr) -> Result<CuteLayout, LayoutError> {
+    match l {
+        LayoutAttr::Cute(c) if c.swizzle.is_some() => fail(format!("the swizzled layout {c} is not in the algebra")),
+        LayoutAttr::Cute(c) => c.layout(),
+        other => CuteLayout::from_repr(&other.to_repr()?),
+    }
+}
+
+/// Evaluates the op on constant operands.
+fn evaluate(ctx: &Context, op: OpId, inputs: &[&LayoutAttr]) -> Result<CuteLayout, LayoutError> {
+    let a = cute_of(inputs[0])?;
+    let b = || cute_of(inputs[1]);
+    match ctx.op_name(op) {
+        "layout.compose" => algebra::composition(&a, &b()?),
+        "layout.complement" => {
+            let bound = match ctx.op_attr(op, "bound").and_then(|v| ctx.attr_data(v).as_int()) {
+                Some(v) => i64::try_from(v).map_err(|_| LayoutError(format!("bound {v} out of range")))?,
+                None => a.cosize(),
+            };
+            algebra::complement(&a, bound)
+        }
+        "layout.coalesce" => Ok(algebra::coalesce(&a)),
+        "layout.right_inverse" => Ok(algebra::right_inverse(&a)),
+        "layout.left_inverse" => algebra::left_inverse(&a),
+        "layout.logical_divide" => algebra::logical_divide(&a, &b()?),
+        "layout.logical_product" => algebra::logical_product(&a, &b()?),
+        other => fail(format!("{other} is not an algebra op")),
+    }
+}
+
+/// The constant layouts of `op`'s operands, if every operand is a `layout.constant`.
+fn constant_operands(ctx: &Context, op: OpId) -> Option<Vec<&LayoutAttr>> {
+    ctx.body
+        .operands(op)
+        .map(|v| match ctx.body.value_def(v) {
+            crate::ir::ValueDef::Result { op: def, .. } if ctx.op_name(def) == "layout.constant" => {
+                ctx.op_attr(def, "value").and_then(|a| layout_of(ctx, a))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    let ty = ctx.body.value_type(ctx.body.result(op, 0));
+    if !is_layout_type(ctx, ty) {
+        return Err(op_error(ctx, op, "operands and result must be !layout.layout"));
+    }
+    if let Some(inputs) = constant_operands(ctx, op) {
+        evaluate(ctx, op, &inputs).map_err(|e| op_error(ctx, op, e))?;
+    }
+    Ok(())
+}
+
+fn fold(ctx: &mut Context, op: OpId, operands: &[Option<AttrId>]) -> Option<Vec<Folded>> {
+    let inputs: Vec<&LayoutAttr> = operands.iter().map(|a| layout_of(ctx, (*a)?)).collect::<Option<_>>()?;
+    let result = evaluate(ctx, op, &inputs).ok()?;
+    let attr = LayoutAttr::Cute(CuteAttr::plain(result));
+    Some(vec![Folded::Constant(ctx.attr(Attr::Dialect(DialectData(Arc::new(attr)))))])
+}

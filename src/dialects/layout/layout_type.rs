@@ -1,0 +1,41 @@
+//! `!layout.layout`: the type of SSA values that hold a layout (what the algebra ops take and give).
+
+use crate::ir::dialect_data::{DialectData, DialectValue};
+use crate::ir::{Context, TypeId, TypeKind};
+use std::any::Any;
+use std::hash::Hasher;
+use std::sync::Arc;
+
+/// The payload of `!layout.layout`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct LayoutType;
+
+impl DialectValue for LayoutType {
+    fn name(&self) -> &str {
+        "layout.layout"
+    }
+
+    fn print_body(&self) -> Option<String> {
+        None
+    }
+
+    fn eq_dyn(&self, other: &dyn DialectValue) -> bool {
+        other.as_any().is::<LayoutType>()
+    }
+
+    fn hash_dyn(&self, _: &mut dyn Hasher) {}
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// The interned `!layout.layout` type.
+pub fn layout_type(ctx: &mut Context) -> TypeId {
+    ctx.ty(TypeKind::Dialect(DialectData(Arc::new(LayoutType))))
+}
+
+/// Whether `ty` is `!layout.layout`.
+pub fn is_layout_type(ctx: &Context, ty: TypeId) -> bool {
+    matches!(ctx.type_kind(ty), TypeKind::Dialect(d) if d.downcast::<LayoutType>().is_some())
+}
