@@ -100,6 +100,9 @@ struct Scope<'s> {
     values: Names<'s>,
     forward: FxHashMap<&'s str, Forward<'s>>,
     blocks: FxHashMap<&'s str, (BlockId, bool, usize)>,
+    /// `%name: type` pairs written before the region opened (a pretty op's signature, such as `func.func`'s):
+    /// the types of its entry arguments, known before the custom parser binds them, for type inference.
+    hints: Vec<(&'s str, TypeId)>,
 }
 
 /// Everything the grammar actions need.
@@ -120,6 +123,8 @@ pub struct ParseState<'s, 'c> {
     pub syntax_errors: usize,
     tensor_types: FxHashMap<(&'s str, TypeId, Option<AttrId>), TypeId>,
     op_names: FxHashMap<&'s str, Symbol>,
+    /// Signature hints seen since the last region opened (see `Scope::hints`).
+    pending_hints: Vec<(&'s str, TypeId)>,
 }
 
 impl<'s, 'c> ParseState<'s, 'c> {
@@ -137,6 +142,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
             type_aliases: FxHashMap::default(),
             loc_aliases: FxHashMap::default(),
             pending_loc_aliases: Vec::new(),
+            pending_hints: Vec::new(),
             syntax_errors: 0,
             tensor_types: FxHashMap::default(),
             op_names: FxHashMap::default(),
@@ -172,7 +178,18 @@ impl<'s, 'c> ParseState<'s, 'c> {
     /// `{` of a region: opens a name scope.
     pub fn open_region(&mut self) {
         let region = self.ctx.body.create_region();
-        self.scopes.push(Scope { region: Some(region), ..Scope::default() });
+        let hints = std::mem::take(&mut self.pending_hints);
+        self.scopes.push(Scope { region: Some(region), hints, ..Scope::default() });
+    }
+
+    /// A parenthesized item group of a pretty op: its `%name: type` pairs are hints for the next region.
+    pub fn note_group(&mut self, items: &[crate::ir::asm::AsmItem<'s>]) {
+        use crate::ir::asm::AsmItem;
+        for w in items.windows(3) {
+            if let [AsmItem::Value(v, _), AsmItem::Punct(":", _), AsmItem::Type(t, _)] = w {
+                self.pending_hints.push((v, *t));
+            }
+        }
     }
 
     /// `}` of a region: closes its scope; unresolved names travel with the region to its op.
@@ -648,7 +665,11 @@ impl AsmEnv for ParseState<'_, '_> {
     }
 
     fn value_type(&self, name: &str) -> Option<TypeId> {
-        self.lookup(name).map(|(v, _)| self.ctx.body.value_type(v))
+        if let Some((v, _)) = self.lookup(name) {
+            return Some(self.ctx.body.value_type(v));
+        }
+        let hinted = self.scopes.iter().rev().flat_map(|s| s.hints.iter().rev()).find(|(n, _)| *n == name);
+        hinted.map(|&(_, t)| t)
     }
 }
 
