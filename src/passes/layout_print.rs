@@ -1,10 +1,11 @@
 //! `layout-print`: for every layout attribute in the module, in op order, prints its table: one JSON object per
-//! line (`format=json`) or a human-readable table (`format=table`), to the pass output (standard output in
-//! `tap-opt`), as CuTe's `print_layout` does for one layout.
+//! line (`format=json`), a human-readable table (`format=table`), or its address loops (`format=loops`), to the
+//! pass output (standard output in `tap-opt`), as CuTe's `print_layout` does for one layout.
 
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
+use crate::dialects::layout::address::AccessPattern;
 use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
 use crate::dialects::layout::table::Slot;
 use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId};
@@ -21,9 +22,9 @@ static INFO: PassInfo = PassInfo {
     options: &[
         OptionSpec {
             name: "format",
-            kind: OptionKind::Enum(&["json", "table"]),
+            kind: OptionKind::Enum(&["json", "table", "loops"]),
             default: "json",
-            description: "One JSON object per line, or a readable table",
+            description: "One JSON object per line, a readable table, or the address loops as JSON",
         },
         OptionSpec {
             name: "limit",
@@ -36,11 +37,23 @@ static INFO: PassInfo = PassInfo {
 };
 
 fn create(options: &OptionValues) -> Box<dyn Pass> {
-    Box::new(LayoutPrint { table: options.text("format") == "table", limit: options.int("limit").max(0) as u64 })
+    let format = match options.text("format") {
+        "table" => Format::Table,
+        "loops" => Format::Loops,
+        _ => Format::Json,
+    };
+    Box::new(LayoutPrint { format, limit: options.int("limit").max(0) as u64 })
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Format {
+    Json,
+    Table,
+    Loops,
 }
 
 struct LayoutPrint {
-    table: bool,
+    format: Format,
     limit: u64,
 }
 
@@ -58,13 +71,17 @@ impl Pass for LayoutPrint {
             collect_layouts(ctx, data.attrs, &mut found);
             for (attr, layout) in found {
                 let text = crate::ir::print::attr_to_string(ctx, attr);
-                match layout.tabulate(self.limit) {
-                    Ok(tab) => {
-                        let loc = match ctx.file_line_col(data.loc) {
-                            Some((file, line, col)) => format!("{file}:{line}:{col}"),
-                            None => "unknown".to_string(),
-                        };
-                        let shown = if self.table { table(&loc, &text, &tab) } else { json_line(&loc, &text, &tab) };
+                let loc = match ctx.file_line_col(data.loc) {
+                    Some((file, line, col)) => format!("{file}:{line}:{col}"),
+                    None => "unknown".to_string(),
+                };
+                let shown = match self.format {
+                    Format::Loops => layout.access_pattern().map(|p| loops_line(&loc, &text, &p)),
+                    Format::Table => layout.tabulate(self.limit).map(|tab| table(&loc, &text, &tab)),
+                    Format::Json => layout.tabulate(self.limit).map(|tab| json_line(&loc, &text, &tab)),
+                };
+                match shown {
+                    Ok(shown) => {
                         let _ = env.out.write_all(shown.as_bytes());
                         env.stats.add("num-layouts", 1);
                     }
@@ -111,6 +128,11 @@ fn json_line(loc: &str, text: &str, tab: &Tabulation) -> String {
         "offsets": tab.offsets,
         "positions": positions,
     });
+    format!("{value}\n")
+}
+
+fn loops_line(loc: &str, text: &str, p: &AccessPattern) -> String {
+    let value = json!({ "loc": loc, "layout": text, "base": p.base, "loops": p.loops });
     format!("{value}\n")
 }
 

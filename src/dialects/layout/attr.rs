@@ -153,6 +153,18 @@ impl LayoutAttr {
     }
 }
 
+impl LayoutAttr {
+    /// The loop nest that visits the stored elements in the notation's order.
+    pub fn access_pattern(&self) -> Result<super::address::AccessPattern, LayoutError> {
+        if let LayoutAttr::Cute(c) = self {
+            if c.swizzle.is_some() {
+                return Err(LayoutError(format!("the swizzle of {c} needs a general address form, not loops")));
+            }
+        }
+        super::address::access_pattern(&self.to_repr()?, self.order())
+    }
+}
+
 /// Positions from element offsets alone (every unused position is Top padding).
 fn slots_of(offsets: &[Option<i64>], cosize: u64) -> Vec<Slot> {
     let mut live: Vec<Vec<u64>> = vec![Vec::new(); cosize as usize];

@@ -2,6 +2,7 @@
 //! notations (CuTe layouts, Furiosa mapping expressions, XLA tiled layouts, CK tensor descriptors), given one
 //! exact meaning ([`repr::Layout`]) and one algebra.
 
+pub mod address;
 pub mod algebra_ops;
 pub mod attr;
 pub mod canonical;
