@@ -17,6 +17,7 @@ pub mod lexer;
 pub mod repr;
 pub mod syntax;
 pub mod table;
+pub mod views;
 pub mod xla;
 
 use crate::ir::builder::OpState;
