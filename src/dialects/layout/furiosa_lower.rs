@@ -62,6 +62,9 @@ pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
         if digits.is_empty() {
             continue;
         }
+        // A bound at or past every position the digits reach bounds nothing.
+        let reach = 1 + digits.iter().map(|d| (d.extent - 1) * d.weight).sum::<u64>();
+        let limit = limit.filter(|&(b, _)| b < reach);
         let mut feed = |e: &Expr, d: Digit, limit: Limit| pool.entry(e.clone()).or_default().push(d, limit);
         match node {
             Expr::Axis(a) => {
@@ -84,6 +87,9 @@ pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
                 let n = f.operand(n)?;
                 let limit = limit.map(|(b, k)| (b * n, k));
                 digits.into_iter().for_each(|d| feed(inner, Digit { weight: d.weight * n, ..d }, limit));
+            }
+            Expr::Modulo(..) if limit.is_some() => {
+                return fail(format!("padding inside {node} bounds the low part of a coordinate, not a prefix"));
             }
             Expr::Modulo(inner, _) | Expr::Resize(inner, _) => digits.into_iter().for_each(|d| feed(inner, d, limit)),
             Expr::Pad(inner, kind, _) => {
