@@ -29,6 +29,14 @@ impl IntTuple {
         }
     }
 
+    /// The product of the leaves.
+    pub fn product(&self) -> i64 {
+        match self {
+            IntTuple::Int(v) => *v,
+            IntTuple::Tuple(items) => items.iter().map(IntTuple::product).product(),
+        }
+    }
+
     /// The top-level modes: the items of a tuple, or the integer itself as the single mode.
     pub fn modes(&self) -> Vec<IntTuple> {
         match self {
@@ -132,22 +140,41 @@ impl CuteLayout {
 
     /// The leaf modes `(shape, stride)`, depth first (first = fastest in the colexicographic order).
     pub fn flat(&self) -> Vec<(i64, i64)> {
-        self.shape.leaves().into_iter().zip(self.stride.leaves()).collect()
+        let mut out = Vec::with_capacity(8);
+        flat_into(&self.shape, &self.stride, &mut out);
+        out
     }
 
     /// Number of elements of the domain.
     pub fn size(&self) -> i64 {
-        self.shape.leaves().iter().product()
+        self.shape.product()
     }
 
     /// One past the largest offset, for non-negative strides (`L(size − 1) + 1`); 0 for an empty layout.
     pub fn cosize(&self) -> i64 {
-        self.flat().iter().map(|(s, d)| (s - 1) * d).sum::<i64>() + 1
+        span(&self.shape, &self.stride) + 1
     }
 
     /// `L(i)`: the offset of the 1-D coordinate `i` (the last mode absorbs `i ≥ size`).
     pub fn call(&self, i: i64) -> i64 {
         crd2idx_int(i, &self.shape, &self.stride)
+    }
+}
+
+fn flat_into(shape: &IntTuple, stride: &IntTuple, out: &mut Vec<(i64, i64)>) {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(d)) => out.push((*s, *d)),
+        (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => ss.iter().zip(ds).for_each(|(s, d)| flat_into(s, d, out)),
+        _ => {}
+    }
+}
+
+/// `Σ (s − 1) · d` over the leaves.
+fn span(shape: &IntTuple, stride: &IntTuple) -> i64 {
+    match (shape, stride) {
+        (IntTuple::Int(s), IntTuple::Int(d)) => (s - 1) * d,
+        (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => ss.iter().zip(ds).map(|(s, d)| span(s, d)).sum(),
+        _ => 0,
     }
 }
 
@@ -162,7 +189,7 @@ pub fn crd2idx_int(i: i64, shape: &IntTuple, stride: &IntTuple) -> i64 {
                 if k + 1 == ss.len() {
                     off += crd2idx_int(rest, s, d);
                 } else {
-                    let n = s.leaves().iter().product::<i64>();
+                    let n = s.product();
                     off += crd2idx_int(rest % n, s, d);
                     rest /= n;
                 }
@@ -201,7 +228,7 @@ pub fn idx2crd(i: i64, shape: &IntTuple) -> IntTuple {
                 if k + 1 == ss.len() {
                     out.push(idx2crd(rest, s));
                 } else {
-                    let n = s.leaves().iter().product::<i64>();
+                    let n = s.product();
                     out.push(idx2crd(rest % n, s));
                     rest /= n;
                 }

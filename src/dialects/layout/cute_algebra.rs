@@ -28,32 +28,38 @@ pub fn filter(l: &CuteLayout) -> CuteLayout {
     CuteLayout::from_flat(&coalesce_flat(&modes))
 }
 
-/// One leaf of `B` composed into `A`: the digits of `A`'s (coalesced) modes it reaches.
-struct Reach {
-    /// The result modes `(shape, stride)`.
-    modes: Vec<(i64, i64)>,
-    /// Per mode of `A` (not the last): the largest digit value this leaf adds there.
-    adds: Vec<(usize, i64)>,
-}
-
 /// `composition(A, B)`: the layout `R` with `R(i) = A(B(i))`, shaped like `B`. Admissible when, walking `A`'s
 /// coalesced modes, every stride `B` steps by divides or is divided by the mode's extent, every partial shape
 /// divides, and the modes of `B` never add up to a carry inside a mode of `A`.
 pub fn composition(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, LayoutError> {
+    let (shape, stride) = compose_parts(a, &[b], || b.to_string())?.pop().unwrap();
+    Ok(CuteLayout { shape, stride })
+}
+
+/// `A ∘ (B0, B1, ...)` mode by mode, without building the tuple `(B0, B1, ...)`; `name` names it in errors.
+fn compose_parts(
+    a: &CuteLayout,
+    parts: &[&CuteLayout],
+    name: impl Fn() -> String,
+) -> Result<Vec<(IntTuple, IntTuple)>, LayoutError> {
     let a_modes = coalesce_flat(&a.flat());
     let a_modes = if a_modes.is_empty() { vec![(1, 0)] } else { a_modes };
     let mut used = vec![0i64; a_modes.len()];
-    let shape_stride = compose_tree(a, &a_modes, &b.shape, &b.stride, &mut used)?;
+    let mut out = Vec::with_capacity(parts.len());
+    for b in parts {
+        out.push(compose_tree(a, &a_modes, &b.shape, &b.stride, &mut used)?);
+    }
     for (j, &total) in used.iter().enumerate().take(a_modes.len() - 1) {
         if total >= a_modes[j].0 {
             return fail(format!(
-                "composition {a} o {b} is not a layout: the modes of the right operand add up to {total} within \
+                "composition {a} o {} is not a layout: the modes of the right operand add up to {total} within \
                  mode {j} of extent {} of the left operand, which carries into the next mode",
+                name(),
                 a_modes[j].0
             ));
         }
     }
-    Ok(CuteLayout { shape: shape_stride.0, stride: shape_stride.1 })
+    Ok(out)
 }
 
 fn compose_tree(
@@ -75,25 +81,31 @@ fn compose_tree(
             Ok((IntTuple::Tuple(shapes), IntTuple::Tuple(strides)))
         }
         (IntTuple::Int(s), IntTuple::Int(d)) => {
-            let reach = compose_leaf(a, a_modes, *s, *d)?;
-            for (j, add) in reach.adds {
-                used[j] += add;
-            }
-            let r = CuteLayout::from_flat(&reach.modes);
+            let mut modes = Vec::with_capacity(4);
+            compose_leaf(a, a_modes, *s, *d, &mut modes, used)?;
+            let r = CuteLayout::from_flat(&modes);
             Ok((r.shape, r.stride))
         }
         _ => fail("shape and stride are not congruent"),
     }
 }
 
-fn compose_leaf(a: &CuteLayout, a_modes: &[(i64, i64)], n: i64, d: i64) -> Result<Reach, LayoutError> {
-    let mut reach = Reach { modes: Vec::new(), adds: Vec::new() };
+/// One leaf `n:d` of `B` composed into `A`'s coalesced modes: pushes the result modes, and adds to `used[j]` the
+/// largest digit value it contributes to mode `j` of `A`.
+fn compose_leaf(
+    a: &CuteLayout,
+    a_modes: &[(i64, i64)],
+    n: i64,
+    d: i64,
+    modes: &mut Vec<(i64, i64)>,
+    used: &mut [i64],
+) -> Result<(), LayoutError> {
     if n == 1 {
-        return Ok(reach);
+        return Ok(());
     }
     if d == 0 {
-        reach.modes.push((n, 0));
-        return Ok(reach);
+        modes.push((n, 0));
+        return Ok(());
     }
     if d < 0 {
         return fail(format!("composition with a negative stride {d} is not supported"));
@@ -119,16 +131,16 @@ fn compose_leaf(a: &CuteLayout, a_modes: &[(i64, i64)], n: i64, d: i64) -> Resul
                  left in mode {j}"
             ));
         }
-        reach.modes.push((take, step * stride));
-        reach.adds.push((j, step * (take - 1)));
+        modes.push((take, step * stride));
+        used[j] += step * (take - 1);
         rest /= take;
         step = 1;
         if rest == 1 {
-            return Ok(reach);
+            return Ok(());
         }
     }
-    reach.modes.push((rest, step * a_modes[last].1));
-    Ok(reach)
+    modes.push((rest, step * a_modes[last].1));
+    Ok(())
 }
 
 /// `complement(A, M)`: the layout of positive increasing strides, with size and cosize bounded by `M`, whose image
@@ -159,7 +171,11 @@ pub fn complement(a: &CuteLayout, m: i64) -> Result<CuteLayout, LayoutError> {
 /// `right_inverse(L)`: the largest `R` with `L(R(i)) = i`: the chain of `L`'s modes whose strides are 1, then
 /// the product of the extents so far, and so on (`1:0` if no stride is 1).
 pub fn right_inverse(l: &CuteLayout) -> CuteLayout {
-    let flat = coalesce_flat(&l.flat());
+    right_inverse_flat(&l.flat())
+}
+
+fn right_inverse_flat(modes: &[(i64, i64)]) -> CuteLayout {
+    let flat = coalesce_flat(modes);
     let mut prefix = Vec::with_capacity(flat.len());
     let mut p = 1i64;
     for &(s, _) in &flat {
@@ -179,9 +195,10 @@ pub fn right_inverse(l: &CuteLayout) -> CuteLayout {
 /// `(L, complement(L))`). Admissible only when that pair is one-to-one and onto its cosize.
 pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout, LayoutError> {
     let c = complement(l, l.cosize()).map_err(|e| LayoutError(format!("left_inverse of {l} does not exist: {e}")))?;
-    let pair = CuteLayout::concat(&[l.clone(), c]);
-    let r = right_inverse(&pair);
-    if r.size() != pair.size() {
+    let mut pair = l.flat();
+    pair.extend(c.flat());
+    let r = right_inverse_flat(&pair);
+    if r.size() != l.size() * c.size() {
         return fail(format!("left_inverse of {l} does not exist: {l} is not one-to-one"));
     }
     Ok(r)
@@ -191,7 +208,9 @@ pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout, LayoutError> {
 /// tiles' arrangement (second mode).
 pub fn logical_divide(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, LayoutError> {
     let c = complement(b, a.size())?;
-    composition(a, &CuteLayout::concat(&[b.clone(), c]))
+    let parts = compose_parts(a, &[b, &c], || format!("({b},{c})"))?;
+    let (shapes, strides) = parts.into_iter().unzip();
+    Ok(CuteLayout { shape: IntTuple::Tuple(shapes), stride: IntTuple::Tuple(strides) })
 }
 
 /// `logical_product(A, B) = (A, complement(A, size A · cosize B) ∘ B)`: `A` repeated in the pattern of `B`.

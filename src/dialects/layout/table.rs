@@ -44,11 +44,18 @@ fn dim_order(rank: usize, order: Order) -> Vec<usize> {
 /// The offset of every logical element, numbered in `order`; `None` for an element that is not stored.
 /// Replica copies are not listed (see [`positions`]).
 pub fn offsets(layout: &Layout, order: Order) -> Vec<Option<i64>> {
+    let mut out = Vec::new();
+    offsets_into(layout, order, &mut out);
+    out
+}
+
+/// [`offsets`] into a buffer the caller keeps (cleared first), so that repeated tables reuse its memory.
+pub fn offsets_into(layout: &Layout, order: Order, out: &mut Vec<Option<i64>>) {
     let contrib = contributions(layout);
     let dims = dim_order(layout.dims.len(), order);
-    let mut out = Vec::with_capacity(layout.size() as usize);
-    fill(layout, &contrib, &dims, layout.base, &mut out);
-    out
+    out.clear();
+    out.reserve(layout.size() as usize);
+    fill(layout, &contrib, &dims, layout.base, out);
 }
 
 /// Appends the offsets of the elements under the dimensions `dims` (outermost first), starting from `acc`.
