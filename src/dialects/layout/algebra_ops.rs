@@ -48,6 +48,7 @@ pub const ALL: [OpInfo; 7] = [
 fn cute_of(l: &LayoutAttr) -> Result<CuteLayout, LayoutError> {
     match l {
         LayoutAttr::Cute(c) if c.swizzle.is_some() => fail(format!("the swizzled layout {c} is not in the algebra")),
+        LayoutAttr::Cute(c) if c.offset != 0 => fail(format!("the offset layout {c} is not in the algebra")),
         LayoutAttr::Cute(c) => c.layout(),
         other => CuteLayout::from_repr(&other.to_repr()?),
     }

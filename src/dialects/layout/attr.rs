@@ -11,8 +11,8 @@ use crate::ir::dialect_data::DialectValue;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
 
-/// `#layout.cute<...>`: a CuTe layout, optionally composed with a swizzle and an offset
-/// (`Sw<b,m,s> o offset o shape:stride`, the offset omitted when 0).
+/// `#layout.cute<...>`: a CuTe layout, optionally composed with an offset and a swizzle
+/// (`Sw<b,m,s> o offset o shape:stride`, each part omitted when absent or 0).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct CuteAttr {
     /// `(bits, base, shift)` of the swizzle applied to `offset + L(i)`.
@@ -56,9 +56,9 @@ impl std::fmt::Display for CuteAttr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if let Some((b, m, s)) = self.swizzle {
             write!(f, "Sw<{b},{m},{s}> o ")?;
-            if self.offset != 0 {
-                write!(f, "{} o ", self.offset)?;
-            }
+        }
+        if self.offset != 0 {
+            write!(f, "{} o ", self.offset)?;
         }
         write!(f, "{}:{}", self.shape, self.stride)
     }
@@ -81,7 +81,8 @@ impl LayoutAttr {
     /// The core layout it means (without a swizzle, which is not affine).
     pub fn to_repr(&self) -> Result<Layout, LayoutError> {
         match self {
-            LayoutAttr::Cute(c) => c.layout()?.to_repr(),
+            // A swizzle applies after the offset, so a swizzled layout's core form is its unswizzled layout.
+            LayoutAttr::Cute(c) => c.layout()?.to_repr_at(if c.swizzle.is_some() { 0 } else { c.offset }),
             LayoutAttr::Xla(x) => x.to_repr(),
             LayoutAttr::Furiosa(f) => super::furiosa_lower::to_repr(f),
             LayoutAttr::Ck(c) => c.to_repr(),

@@ -50,6 +50,21 @@ pub fn canonical(layout: &Layout) -> Result<Canonical, LayoutError> {
     Ok(Canonical { dims, digits, replicas, base, cosize: layout.cosize })
 }
 
+/// Decides whether two layouts place every element at the same offsets (same dimensions, same stored elements,
+/// same offsets), whatever their buffer sizes and padding: what a view must preserve.
+pub fn same_placement(a: &Layout, b: &Layout) -> Result<bool, LayoutError> {
+    let strip = |l: &Layout| -> Result<Canonical, LayoutError> {
+        let mut top = l.clone();
+        top.dims.iter_mut().for_each(|d| d.pad = PadKind::Top);
+        let (_, hi) = top.offset_bounds();
+        top.cosize = top.cosize.max((hi + 1).max(0) as u64);
+        let mut c = canonical(&top)?;
+        c.cosize = 0;
+        Ok(c)
+    };
+    Ok(strip(a)? == strip(b)?)
+}
+
 /// Decides whether two layouts mean the same; an invalid layout is an error.
 pub fn equivalent(a: &Layout, b: &Layout) -> Result<bool, LayoutError> {
     Ok(canonical(a)? == canonical(b)?)

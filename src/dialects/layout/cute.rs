@@ -254,6 +254,11 @@ impl CuteLayout {
     /// The core layout: one dimension per top-level mode, one digit per leaf. The buffer is `[0, cosize)`; a
     /// layout reaching below offset 0 (negative strides) has no buffer of its own and is an error here.
     pub fn to_repr(&self) -> Result<Layout, LayoutError> {
+        self.to_repr_at(0)
+    }
+
+    /// [`to_repr`](Self::to_repr) of `offset + L(i)`: the layout placed `offset` into its buffer.
+    pub fn to_repr_at(&self, offset: i64) -> Result<Layout, LayoutError> {
         let mut dims = Vec::new();
         let mut factors = Vec::new();
         for (k, mode) in self.modes().into_iter().enumerate() {
@@ -264,7 +269,7 @@ impl CuteLayout {
             }
             dims.push(Dim::new(place));
         }
-        let mut layout = Layout { dims, factors, base: 0, cosize: 0 };
+        let mut layout = Layout { dims, factors, base: offset, cosize: 0 };
         let (lo, hi) = layout.offset_bounds();
         if lo < 0 {
             return fail(format!("layout {self} reaches offset {lo}: a buffer starts at 0"));

@@ -17,6 +17,7 @@ pub mod lexer;
 pub mod repr;
 pub mod syntax;
 pub mod table;
+pub mod tensor_ops;
 pub mod views;
 pub mod xla;
 
@@ -38,6 +39,9 @@ pub fn register(registry: &mut Registry) {
     });
     registry.register_op(constant::INFO);
     for info in algebra_ops::ALL {
+        registry.register_op(info);
+    }
+    for info in [tensor_ops::ATTACH, tensor_ops::VIEW, tensor_ops::COPY] {
         registry.register_op(info);
     }
 }
