@@ -6,36 +6,47 @@
 use proptest::prelude::*;
 use tapestry::dialects::layout::canonical::{canonical, equivalent};
 use tapestry::dialects::layout::repr::{Dim, Factor, Layout, PadKind};
-use tapestry::dialects::layout::table::{positions, Order, Slot};
+use tapestry::dialects::layout::table::{offsets, positions, Order, Slot};
 
-/// The whole meaning, tabulated: the dimensions (by name, extent and stored count; a padding kind matters only
-/// through the positions it classifies) and what every position holds.
-fn table(l: &Layout) -> (Vec<Dim>, Vec<Slot>) {
-    let dims = l.dims.iter().map(|d| Dim { pad: PadKind::Top, ..d.clone() }).collect();
-    (dims, positions(l, Order::RowMajor))
+/// The whole meaning, tabulated: the dimensions (name and extent), which elements are stored where (the first
+/// copy of each, in row-major order), and what every position holds.
+type Table = (Vec<(Option<String>, u64)>, Vec<Option<i64>>, Vec<Slot>);
+
+fn table(l: &Layout) -> Table {
+    let dims = l.dims.iter().map(|d| (d.name.clone(), d.extent)).collect();
+    (dims, offsets(l, Order::RowMajor), positions(l, Order::RowMajor))
 }
 
 fn kind() -> impl Strategy<Value = PadKind> {
     prop_oneof![6 => Just(PadKind::Top), 1 => Just(PadKind::Zero), 1 => Just(PadKind::Bottom)]
 }
 
-/// One dimension: digit extents (lowest first), stored count, extra unstored extent, padding kind, strides.
-type DimSpec = (Vec<u64>, u64, u64, PadKind, Vec<i64>);
+/// One dimension: digit extents (lowest first), stored count cut, extra unstored extent, padding kind, strides,
+/// first stored coordinate (used when the dimension has one digit).
+type DimSpec = (Vec<u64>, u64, u64, PadKind, Vec<i64>, u64);
 
 fn dim_spec() -> impl Strategy<Value = DimSpec> {
-    (prop::collection::vec(1u64..5, 1..4), 0u64..4, 0u64..2, kind(), prop::collection::vec(-6i64..14, 3))
+    (
+        prop::collection::vec(1u64..5, 1..4),
+        0u64..4,
+        0u64..2,
+        kind(),
+        prop::collection::vec(-6i64..14, 3),
+        prop_oneof![3 => Just(0u64), 1 => 1u64..3],
+    )
 }
 
 fn build(dims: &[DimSpec], replica: Option<(u64, i64)>, slack: (u64, u64)) -> Layout {
     let mut layout = Layout { dims: Vec::new(), factors: Vec::new(), base: 0, cosize: 0 };
-    for (k, (extents, cut, extra, pad, strides)) in dims.iter().enumerate() {
+    for (k, (extents, cut, extra, pad, strides, start)) in dims.iter().enumerate() {
         let mut place = 1;
         for (e, s) in extents.iter().zip(strides) {
             layout.factors.push(Factor { dim: Some(k), place, extent: *e, stride: *s });
             place *= e;
         }
         let stored = place.saturating_sub(*cut).max(1);
-        layout.dims.push(Dim { name: None, extent: stored + extra, stored, pad: *pad });
+        let start = if extents.iter().filter(|&&e| e > 1).count() <= 1 { (*start).min(stored) } else { 0 };
+        layout.dims.push(Dim { name: None, extent: stored + extra, stored, start, pad: *pad });
     }
     if let Some((extent, stride)) = replica {
         layout.factors.push(Factor { dim: None, place: 1, extent, stride });

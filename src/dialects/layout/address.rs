@@ -52,10 +52,18 @@ pub fn access_pattern(layout: &Layout, order: Order) -> Result<AccessPattern, La
         Order::Colex => (0..layout.dims.len()).rev().collect(),
     };
     let mut loops: Vec<(u64, i64)> = Vec::new();
+    let mut base = layout.base;
     for k in dims {
-        let stored = layout.dims[k].stored;
-        if stored == 0 {
-            return Ok(AccessPattern { base: layout.base, loops: vec![(0, 0)] });
+        let (start, stored) = (layout.dims[k].start, layout.dims[k].stored);
+        if stored == start {
+            return Ok(AccessPattern { base, loops: vec![(0, 0)] });
+        }
+        if start > 0 {
+            // Validation keeps such a dimension to one digit: a loop from `start`.
+            let d = layout.digits(Some(k)).into_iter().find(|f| f.extent > 1).expect("a stored range has a digit");
+            base += start as i64 * d.stride;
+            loops.push((stored - start, d.stride));
+            continue;
         }
         let digits: Vec<_> = layout.digits(Some(k)).into_iter().filter(|f| f.extent > 1 && f.place < stored).collect();
         // A coordinate is visited digit by digit, the highest place first.
@@ -72,7 +80,7 @@ pub fn access_pattern(layout: &Layout, order: Order) -> Result<AccessPattern, La
             loops.push((count, f.stride));
         }
     }
-    Ok(AccessPattern { base: layout.base, loops: merge(loops) })
+    Ok(AccessPattern { base, loops: merge(loops) })
 }
 
 /// Drops 1-count loops and merges an outer loop into the inner one it continues.

@@ -32,7 +32,7 @@ pub struct Canonical {
 pub fn canonical(layout: &Layout) -> Result<Canonical, LayoutError> {
     layout.validate()?;
     let mut base = layout.base;
-    let replicas = canonical_replicas(layout, &mut base);
+    let mut replicas = canonical_replicas(layout, &mut base);
     let mut dims = layout.dims.clone();
     // Zero/Bottom padding makes every padding coordinate visible: where it meets another dimension's Top padding
     // the position takes the stricter kind, so no digit may be cut then.
@@ -42,9 +42,13 @@ pub fn canonical(layout: &Layout) -> Result<Canonical, LayoutError> {
         digits.push(canonical_digits(layout, k, dim, strict));
     }
     let all_top = dims.iter().all(|d| d.pad == PadKind::Top);
-    if layout.stored_size() == 0 && all_top {
-        // Nothing is stored and every position is Top padding: the digits say nothing.
+    // A dimension with no coordinate from its start on puts nothing at all in the buffer.
+    let unreachable = layout.dims.iter().enumerate().any(|(k, d)| d.start >= layout.padded(k).max(d.stored));
+    if (layout.stored_size() == 0 && all_top) || unreachable {
+        // Nothing is stored and every position is Top padding: the digits and stored ranges say nothing.
         digits.iter_mut().for_each(Vec::clear);
+        replicas.clear();
+        dims.iter_mut().for_each(|d| (d.start, d.stored, d.pad) = (0, 0, PadKind::Top));
         base = 0;
     }
     Ok(Canonical { dims, digits, replicas, base, cosize: layout.cosize })

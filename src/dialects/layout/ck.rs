@@ -232,7 +232,7 @@ impl CkLayout {
     pub fn to_repr(&self) -> Result<Layout, LayoutError> {
         let levels = self.stage_lengths()?;
         let top = levels.last().unwrap();
-        let mut stored: Vec<u64> = top.clone();
+        let mut stored: Vec<(u64, u64)> = top.iter().map(|&n| (0, n)).collect();
         // The value of each dimension of the current level, as digits of the top coordinates.
         let mut exprs: Vec<Lin> = (0..top.len()).map(|u| Lin::coordinate(u, top[u])).collect();
         for (s, stage) in self.stages.iter().enumerate().rev() {
@@ -252,14 +252,15 @@ impl CkLayout {
             }
         }
         // A coordinate that reaches nothing below (replicate) does not move the offset: a stride-0 digit.
-        for (dim, &n) in stored.iter().enumerate() {
+        for (dim, &(_, n)) in stored.iter().enumerate() {
             let covered: u64 = factors.iter().filter(|f| f.dim == Some(dim)).map(|f| f.extent).product();
             if covered < n {
                 factors.push(Factor { dim: Some(dim), place: covered, extent: n.div_ceil(covered), stride: 0 });
             }
         }
         let cosize = 1 + self.lengths.iter().zip(&strides).map(|(&l, &s)| (l as i64 - 1) * s.max(0)).sum::<i64>();
-        let dims = top.iter().zip(&stored).map(|(&n, &st)| Dim { stored: st.min(n), ..Dim::new(n) }).collect();
+        let dims = top.iter().zip(&stored).map(|(&n, &(start, end))| Dim { stored: end.min(n), start, ..Dim::new(n) });
+        let dims = dims.collect();
         let layout = Layout { dims, factors, base, cosize: cosize.max(0) as u64 };
         layout.validate()?;
         Ok(layout)
@@ -301,20 +302,20 @@ impl Lin {
 }
 
 /// Pushes the upper values of transform `t` down to its lower dimensions.
-fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [u64]) -> Result<(), String> {
+fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [(u64, u64)]) -> Result<(), String> {
     let up = |i: usize| upper[t.upper[i] as usize].clone();
     let low = t.lower.first().map(|&l| l as usize);
     match &t.kind {
         Kind::PassThrough(_) => lower[low.unwrap()] = up(0),
         Kind::Offset(_, o) => lower[low.unwrap()] = Lin { konst: up(0).konst + o, ..up(0) },
         Kind::Slice { begin, .. } => lower[low.unwrap()] = Lin { konst: up(0).konst + *begin as i64, ..up(0) },
-        Kind::Pad { len, left: 0, .. } => {
-            // The coordinates past the data read a default: not stored, and not in the buffer.
+        Kind::Pad { len, left, .. } => {
+            // The coordinates outside [left, left + len) read a default: not stored, and not in the buffer.
             let (dim, _) = up(0).whole().ok_or("padding of a combined coordinate has no core form yet")?;
-            stored[dim] = stored[dim].min(*len);
-            lower[low.unwrap()] = Lin::coordinate(dim, (*len).min(stored[dim]));
+            let (start, end) = (*left, left + len);
+            stored[dim] = (start.max(stored[dim].0), end.min(stored[dim].1));
+            lower[low.unwrap()] = Lin { konst: -(*left as i64), ..Lin::coordinate(dim, stored[dim].1) };
         }
-        Kind::Pad { .. } => return Err("left padding has no core form yet (only right padding)".into()),
         Kind::Merge(lengths) => {
             let (dim, extent) = up(0).whole().ok_or("merging a combined coordinate has no core form yet")?;
             let mut place = 1u64;

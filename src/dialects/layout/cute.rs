@@ -291,7 +291,7 @@ impl CuteLayout {
         }
         let mut modes = Vec::new();
         for (k, d) in l.dims.iter().enumerate() {
-            if d.stored != d.extent || l.padded(k) != d.extent {
+            if d.start != 0 || d.stored != d.extent || l.padded(k) != d.extent {
                 return fail(format!("dimension {k} has padding or unstored coordinates, which CuTe cannot express"));
             }
             let digits: Vec<(i64, i64)> =

@@ -196,7 +196,7 @@ fn build(
         }
         let (bound, pad) = limit.unwrap_or((u64::MAX, PadKind::Top));
         let stored = place.min(*extent).min(bound);
-        dims.push(Dim { name: Some(name.clone()), extent: *extent, stored, pad });
+        dims.push(Dim { name: Some(name.clone()), extent: *extent, stored, start: 0, pad });
     }
     for d in replicas {
         factors.push(Factor { dim: None, place: 1, extent: d.extent, stride: d.stride });

@@ -43,8 +43,11 @@ pub struct Dim {
     pub name: Option<String>,
     /// Number of coordinate values of the tensor along this dimension.
     pub extent: u64,
-    /// Coordinates `[0, stored)` are in the buffer; the rest are resized away. `stored ≤ extent`.
+    /// Coordinates `[start, stored)` are in the buffer; the rest are resized away (or read a default, as CK's
+    /// padding). `start ≤ stored ≤ extent`; `start > 0` needs a single-digit dimension.
     pub stored: u64,
+    /// The first stored coordinate (CK's left padding); usually 0.
+    pub start: u64,
     /// The kind of the padding coordinates `[stored, padded)` of this dimension.
     pub pad: PadKind,
 }
@@ -52,7 +55,7 @@ pub struct Dim {
 impl Dim {
     /// A dimension whose every coordinate is stored, without padding kind of its own.
     pub fn new(extent: u64) -> Dim {
-        Dim { name: None, extent, stored: extent, pad: PadKind::Top }
+        Dim { name: None, extent, stored: extent, start: 0, pad: PadKind::Top }
     }
 }
 
@@ -151,6 +154,12 @@ impl Layout {
             if d.stored > d.extent {
                 return fail(format!("dimension {k} stores {} coordinates but has only {}", d.stored, d.extent));
             }
+            if d.start > d.stored {
+                return fail(format!("dimension {k} starts storing at {} past its end {}", d.start, d.stored));
+            }
+            if d.start > 0 && self.factors.iter().filter(|f| f.dim == Some(k) && f.extent > 1).count() > 1 {
+                return fail(format!("dimension {k} is stored from coordinate {} but has several digits", d.start));
+            }
             self.validate_chain(Some(k), d.stored)?;
         }
         self.validate_chain(None, 0)?;
@@ -166,6 +175,9 @@ impl Layout {
             return fail("the replica digits store some copies at the same position");
         }
         let strict = self.dims.iter().enumerate().any(|(k, d)| d.pad != PadKind::Top && self.padded(k) > d.stored);
+        if strict && self.stored_size() == 0 {
+            return fail("a layout that stores no element cannot have zero or bottom padding");
+        }
         if strict && !provably_injective(&self.factors) {
             return fail("zero or bottom padding needs a layout whose coordinates land on distinct positions");
         }
@@ -203,7 +215,7 @@ impl Layout {
 
     /// Number of stored logical elements.
     pub fn stored_size(&self) -> u64 {
-        self.dims.iter().map(|d| d.stored).product()
+        self.dims.iter().map(|d| d.stored - d.start).product()
     }
 
     /// The least and greatest offset any digit combination (padding included) reaches.
@@ -211,19 +223,18 @@ impl Layout {
         let mut lo = self.base as i128;
         let mut hi = self.base as i128;
         for f in &self.factors {
-            let span = (f.extent as i128 - 1) * f.stride as i128;
-            if span < 0 {
-                lo += span;
-            } else {
-                hi += span;
-            }
+            // A dimension stored from `start` (one digit) never takes the digit values below it.
+            let first = f.dim.map_or(0, |k| self.dims[k].start.min(f.extent - 1)) as i128;
+            let (a, b) = (first * f.stride as i128, (f.extent as i128 - 1) * f.stride as i128);
+            lo += a.min(b);
+            hi += a.max(b);
         }
         (lo, hi)
     }
 
     /// The (first) buffer offset of the element at `coord`, or `None` if it is not stored or out of range.
     pub fn offset(&self, coord: &[u64]) -> Option<i64> {
-        if coord.len() != self.dims.len() || coord.iter().zip(&self.dims).any(|(&c, d)| c >= d.stored) {
+        if coord.len() != self.dims.len() || coord.iter().zip(&self.dims).any(|(&c, d)| c >= d.stored || c < d.start) {
             return None;
         }
         let mut off = self.base;

@@ -21,13 +21,16 @@ pub enum Slot {
     Padding(PadKind),
 }
 
-/// The offset of each dimension's coordinate values: `contrib[k][e]` for `e < stored`.
-fn contributions(layout: &Layout) -> Vec<Vec<i64>> {
+/// The offset of each dimension's coordinate values: `contrib[k][e]` for the stored `e`, `None` for the others.
+fn contributions(layout: &Layout) -> Vec<Vec<Option<i64>>> {
     (0..layout.dims.len())
         .map(|k| {
-            let digits = layout.digits(Some(k));
-            (0..layout.dims[k].stored)
-                .map(|e| digits.iter().map(|f| ((e / f.place) % f.extent) as i64 * f.stride).sum())
+            let (digits, d) = (layout.digits(Some(k)), &layout.dims[k]);
+            (0..d.extent)
+                .map(|e| {
+                    let stored = e >= d.start && e < d.stored;
+                    stored.then(|| digits.iter().map(|f| ((e / f.place) % f.extent) as i64 * f.stride).sum())
+                })
                 .collect()
         })
         .collect()
@@ -59,21 +62,23 @@ pub fn offsets_into(layout: &Layout, order: Order, out: &mut Vec<Option<i64>>) {
 }
 
 /// Appends the offsets of the elements under the dimensions `dims` (outermost first), starting from `acc`.
-fn fill(layout: &Layout, contrib: &[Vec<i64>], dims: &[usize], acc: i64, out: &mut Vec<Option<i64>>) {
+fn fill(layout: &Layout, contrib: &[Vec<Option<i64>>], dims: &[usize], acc: i64, out: &mut Vec<Option<i64>>) {
     let Some((&k, rest)) = dims.split_first() else {
         out.push(Some(acc));
         return;
     };
-    let (extent, table) = (layout.dims[k].extent, &contrib[k]);
+    let table = &contrib[k];
     if rest.is_empty() {
-        out.extend(table.iter().map(|&c| Some(acc + c)));
-    } else {
-        for &c in table {
-            fill(layout, contrib, rest, acc + c, out);
+        out.extend(table.iter().map(|c| c.map(|c| acc + c)));
+        return;
+    }
+    let below: u64 = rest.iter().map(|&j| layout.dims[j].extent).product();
+    for c in table {
+        match c {
+            Some(c) => fill(layout, contrib, rest, acc + c, out),
+            None => out.extend(std::iter::repeat_n(None, below as usize)),
         }
     }
-    let missing = (extent - table.len() as u64) * rest.iter().map(|&j| layout.dims[j].extent).product::<u64>();
-    out.extend(std::iter::repeat_n(None, missing as usize));
 }
 
 /// The offsets of the replica copies of an element, relative to its first copy.
@@ -117,9 +122,11 @@ fn padding_kinds(layout: &Layout) -> Vec<PadKind> {
         return kinds;
     }
     for_each_combo(layout, &mut |off, kind| {
-        if let Some(kind) = kind {
-            let slot = &mut kinds[off as usize];
-            *slot = (*slot).max(kind);
+        // (A layout that stores nothing may reach past its buffer: positions are only those inside it.)
+        if let (Some(kind), Ok(p)) = (kind, usize::try_from(off)) {
+            if let Some(slot) = kinds.get_mut(p) {
+                *slot = (*slot).max(kind);
+            }
         }
     });
     kinds
@@ -138,8 +145,11 @@ pub fn for_each_combo(layout: &Layout, f: &mut dyn FnMut(i64, Option<PadKind>)) 
                 coord[k] += d * fac.place;
             }
         }
-        let kind = coord.iter().zip(&layout.dims).filter(|(c, dim)| **c >= dim.stored).map(|(_, dim)| dim.pad).max();
-        f(off, kind);
+        // Coordinates before a dimension's start are not in the buffer at all.
+        if coord.iter().zip(&layout.dims).all(|(c, dim)| *c >= dim.start) {
+            let pads = coord.iter().zip(&layout.dims).filter(|(c, dim)| **c >= dim.stored);
+            f(off, pads.map(|(_, dim)| dim.pad).max());
+        }
         let mut j = n;
         loop {
             if j == 0 {

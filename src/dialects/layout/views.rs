@@ -68,7 +68,7 @@ fn with_digits(l: &Layout, k: usize, digits: Vec<Factor>) -> Layout {
 /// Whether dimension `k` stores every coordinate and has no padding digits.
 fn whole(l: &Layout, k: usize) -> bool {
     let d = &l.dims[k];
-    d.stored == d.extent && l.padded(k) == d.extent
+    d.start == 0 && d.stored == d.extent && l.padded(k) == d.extent
 }
 
 /// Reorders the dimensions: dimension `i` of the result is dimension `perm[i]`.
@@ -100,7 +100,7 @@ pub fn slice(l: &Layout, k: usize, start: u64, size: u64, step: u64) -> ViewResu
     }
     let digits = merged_digits(l, k);
     let mut r = l.clone();
-    r.dims[k] = Dim { stored: size, extent: size, ..l.dims[k].clone() };
+    r.dims[k] = Dim { stored: size, extent: size, start: 0, ..l.dims[k].clone() };
     match digits.as_slice() {
         [] => {}
         [d] => {
@@ -126,8 +126,8 @@ pub fn tile(l: &Layout, k: usize, size: u64, start: u64) -> ViewResult {
 pub fn reverse(l: &Layout, k: usize) -> ViewResult {
     check_dim(l, k)?;
     let n = l.dims[k].stored;
-    if n != l.dims[k].extent {
-        return copy(format!("reversing dimension {k}, whose unstored coordinates would come first"));
+    if n != l.dims[k].extent || l.dims[k].start != 0 {
+        return copy(format!("reversing dimension {k}, whose unstored coordinates would move to the other end"));
     }
     let digits = merged_digits(l, k);
     let mut r = l.clone();
@@ -261,8 +261,16 @@ pub fn merge(l: &Layout, k: usize) -> ViewResult {
         }
     }
     let (major, minor) = (&l.dims[k], &l.dims[k + 1]);
-    let merged =
-        Dim { name: None, extent: major.extent * minor.extent, stored: major.stored * minor.extent, pad: major.pad };
+    if major.start != 0 {
+        return copy(format!("merging dimension {k}, which is stored from coordinate {}", major.start));
+    }
+    let merged = Dim {
+        name: None,
+        extent: major.extent * minor.extent,
+        stored: major.stored * minor.extent,
+        start: 0,
+        pad: major.pad,
+    };
     r.dims.splice(k..=k + 1, [merged]);
     validated(r)
 }
@@ -291,7 +299,7 @@ pub fn align_minor(l: &Layout, bytes: u64, elem_bits: u64) -> ViewResult {
     let mut extents: Vec<u64> = l.dims.iter().map(|d| d.extent).collect();
     extents[k] = pitch as u64;
     let mut target = Layout::row_major(&extents);
-    target.dims = l.dims.iter().map(|d| Dim { stored: d.extent, ..d.clone() }).collect();
+    target.dims = l.dims.iter().map(|d| Dim { stored: d.extent, start: 0, ..d.clone() }).collect();
     Err(ViewError::NeedsCopy {
         reason: format!("rows of {n} elements are not laid out at a pitch of {pitch}"),
         target: Some(Box::new(target)),
