@@ -8,24 +8,33 @@ use super::repr::{fail, LayoutError};
 /// The same function on `[0, size)` with the fewest modes: size-1 modes dropped, `(s0:d0),(s1:d1)` merged where
 /// `d1 = s0·d0`. Flat result (`1:0` when nothing is left).
 pub fn coalesce(l: &CuteLayout) -> CuteLayout {
-    CuteLayout::from_flat(&coalesce_flat(&l.flat()))
+    CuteLayout::from_flat(&coalesce_vec(l.flat()))
 }
 
-fn coalesce_flat(modes: &[(i64, i64)]) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::new();
-    for &(s, d) in modes.iter().filter(|m| m.0 != 1) {
-        match out.last_mut() {
-            Some(last) if d == last.0 * last.1 => last.0 *= s,
-            _ => out.push((s, d)),
+/// Coalesces flat modes in place: size-1 modes dropped, `(s0:d0),(s1:d1)` merged where `d1 = s0·d0`.
+fn coalesce_vec(mut modes: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    let mut n = 0;
+    for i in 0..modes.len() {
+        let (s, d) = modes[i];
+        if s == 1 {
+            continue;
+        }
+        if n > 0 && d == modes[n - 1].0 * modes[n - 1].1 {
+            modes[n - 1].0 *= s;
+        } else {
+            modes[n] = (s, d);
+            n += 1;
         }
     }
-    out
+    modes.truncate(n);
+    modes
 }
 
 /// `filter`: stride-0 and size-1 modes removed, then coalesced.
 pub fn filter(l: &CuteLayout) -> CuteLayout {
-    let modes: Vec<(i64, i64)> = l.flat().into_iter().filter(|m| m.1 != 0).collect();
-    CuteLayout::from_flat(&coalesce_flat(&modes))
+    let mut modes = l.flat();
+    modes.retain(|m| m.1 != 0);
+    CuteLayout::from_flat(&coalesce_vec(modes))
 }
 
 /// `composition(A, B)`: the layout `R` with `R(i) = A(B(i))`, shaped like `B`. Admissible when, walking `A`'s
@@ -42,12 +51,13 @@ fn compose_parts(
     parts: &[&CuteLayout],
     name: impl Fn() -> String,
 ) -> Result<Vec<(IntTuple, IntTuple)>, LayoutError> {
-    let a_modes = coalesce_flat(&a.flat());
+    let a_modes = coalesce_vec(a.flat());
     let a_modes = if a_modes.is_empty() { vec![(1, 0)] } else { a_modes };
     let mut used = vec![0i64; a_modes.len()];
     let mut out = Vec::with_capacity(parts.len());
+    let mut scratch = Vec::with_capacity(a_modes.len() + 1);
     for b in parts {
-        out.push(compose_tree(a, &a_modes, &b.shape, &b.stride, &mut used)?);
+        out.push(compose_tree(a, &a_modes, &b.shape, &b.stride, &mut used, &mut scratch)?);
     }
     for (j, &total) in used.iter().enumerate().take(a_modes.len() - 1) {
         if total >= a_modes[j].0 {
@@ -68,22 +78,23 @@ fn compose_tree(
     shape: &IntTuple,
     stride: &IntTuple,
     used: &mut [i64],
+    scratch: &mut Vec<(i64, i64)>,
 ) -> Result<(IntTuple, IntTuple), LayoutError> {
     match (shape, stride) {
         (IntTuple::Tuple(ss), IntTuple::Tuple(ds)) => {
-            let mut shapes = Vec::new();
-            let mut strides = Vec::new();
+            let mut shapes = Vec::with_capacity(ss.len());
+            let mut strides = Vec::with_capacity(ss.len());
             for (s, d) in ss.iter().zip(ds) {
-                let (s, d) = compose_tree(a, a_modes, s, d, used)?;
+                let (s, d) = compose_tree(a, a_modes, s, d, used, scratch)?;
                 shapes.push(s);
                 strides.push(d);
             }
             Ok((IntTuple::Tuple(shapes), IntTuple::Tuple(strides)))
         }
         (IntTuple::Int(s), IntTuple::Int(d)) => {
-            let mut modes = Vec::with_capacity(4);
-            compose_leaf(a, a_modes, *s, *d, &mut modes, used)?;
-            let r = CuteLayout::from_flat(&modes);
+            scratch.clear();
+            compose_leaf(a, a_modes, *s, *d, scratch, used)?;
+            let r = CuteLayout::from_flat(scratch);
             Ok((r.shape, r.stride))
         }
         _ => fail("shape and stride are not congruent"),
@@ -147,7 +158,8 @@ fn compose_leaf(
 /// is disjoint from `A`'s so that `(A, R)` is one-to-one. Admissible when `A`'s modes, sorted by stride, each
 /// start where the previous one's span ends or at a multiple of it.
 pub fn complement(a: &CuteLayout, m: i64) -> Result<CuteLayout, LayoutError> {
-    let mut modes: Vec<(i64, i64)> = a.flat().into_iter().filter(|&(s, d)| s != 1 && d != 0).collect();
+    let mut modes = a.flat();
+    modes.retain(|&(s, d)| s != 1 && d != 0);
     if let Some(&(s, d)) = modes.iter().find(|m| m.1 < 0) {
         return fail(format!("complement of {a}: mode {s}:{d} has a negative stride"));
     }
@@ -165,17 +177,17 @@ pub fn complement(a: &CuteLayout, m: i64) -> Result<CuteLayout, LayoutError> {
         span = s * d;
     }
     out.push(((m + span - 1) / span, span));
-    Ok(CuteLayout::from_flat(&coalesce_flat(&out)))
+    Ok(CuteLayout::from_flat(&coalesce_vec(out)))
 }
 
 /// `right_inverse(L)`: the largest `R` with `L(R(i)) = i`: the chain of `L`'s modes whose strides are 1, then
 /// the product of the extents so far, and so on (`1:0` if no stride is 1).
 pub fn right_inverse(l: &CuteLayout) -> CuteLayout {
-    right_inverse_flat(&l.flat())
+    right_inverse_flat(l.flat())
 }
 
-fn right_inverse_flat(modes: &[(i64, i64)]) -> CuteLayout {
-    let flat = coalesce_flat(modes);
+fn right_inverse_flat(modes: Vec<(i64, i64)>) -> CuteLayout {
+    let flat = coalesce_vec(modes);
     let mut prefix = Vec::with_capacity(flat.len());
     let mut p = 1i64;
     for &(s, _) in &flat {
@@ -188,7 +200,7 @@ fn right_inverse_flat(modes: &[(i64, i64)]) -> CuteLayout {
         out.push((flat[k].0, prefix[k]));
         next *= flat[k].0;
     }
-    CuteLayout::from_flat(&coalesce_flat(&out))
+    CuteLayout::from_flat(&coalesce_vec(out))
 }
 
 /// `left_inverse(L)`: `R` with `R(L(i)) = i` for every `i < size(L)`, as CuTe defines it (the right inverse of
@@ -197,7 +209,7 @@ pub fn left_inverse(l: &CuteLayout) -> Result<CuteLayout, LayoutError> {
     let c = complement(l, l.cosize()).map_err(|e| LayoutError(format!("left_inverse of {l} does not exist: {e}")))?;
     let mut pair = l.flat();
     pair.extend(c.flat());
-    let r = right_inverse_flat(&pair);
+    let r = right_inverse_flat(pair);
     if r.size() != l.size() * c.size() {
         return fail(format!("left_inverse of {l} does not exist: {l} is not one-to-one"));
     }
