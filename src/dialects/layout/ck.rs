@@ -123,6 +123,12 @@ impl Transform {
             Kind::Xor(l) => (l.len(), l.len()),
             _ => (1, 1),
         };
+        if let Kind::Pad { len, left, right } = &kind {
+            len.checked_add(*left).and_then(|n| n.checked_add(*right)).ok_or("padding too large")?;
+        }
+        if let Kind::Merge(l) | Kind::Unmerge(l) = &kind {
+            l.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).ok_or("lengths too large")?;
+        }
         if lower.len() != lows || upper.len() != ups {
             return Err(format!(
                 "{name} reads {lows} lower and defines {ups} upper dimensions, not {} and {}",
@@ -245,10 +251,12 @@ impl CkLayout {
         let strides = self.base_strides();
         let mut base = 0i64;
         let mut factors = Vec::new();
+        let too_large = || LayoutError("descriptor too large".into());
         for (lin, &stride) in exprs.iter().zip(&strides) {
-            base += lin.konst * stride;
+            base = lin.konst.checked_mul(stride).and_then(|b| base.checked_add(b)).ok_or_else(too_large)?;
             for &(dim, place, extent, coef) in &lin.terms {
-                factors.push(Factor { dim: Some(dim), place, extent, stride: coef * stride });
+                let stride = coef.checked_mul(stride).ok_or_else(too_large)?;
+                factors.push(Factor { dim: Some(dim), place, extent, stride });
             }
         }
         // A coordinate that reaches nothing below (replicate) does not move the offset: a stride-0 digit.
@@ -258,10 +266,12 @@ impl CkLayout {
                 factors.push(Factor { dim: Some(dim), place: covered, extent: n.div_ceil(covered), stride: 0 });
             }
         }
-        let cosize = 1 + self.lengths.iter().zip(&strides).map(|(&l, &s)| (l as i64 - 1) * s.max(0)).sum::<i64>();
+        let span: i128 =
+            self.lengths.iter().zip(&strides).map(|(&l, &s)| (l as i128 - 1).max(0) * s.max(0) as i128).sum();
+        let cosize = u64::try_from(span + 1).map_err(|_| too_large())?;
         let dims = top.iter().zip(&stored).map(|(&n, &(start, end))| Dim { stored: end.min(n), start, ..Dim::new(n) });
         let dims = dims.collect();
-        let layout = Layout { dims, factors, base, cosize: cosize.max(0) as u64 };
+        let layout = Layout { dims, factors, base, cosize };
         layout.validate()?;
         Ok(layout)
     }
@@ -291,8 +301,10 @@ impl Lin {
         }
     }
 
-    fn scaled(&self, c: i64) -> Lin {
-        Lin { konst: self.konst * c, terms: self.terms.iter().map(|&(d, p, e, k)| (d, p, e, k * c)).collect() }
+    fn scaled(&self, c: i64) -> Result<Lin, String> {
+        let big = || "descriptor too large".to_string();
+        let terms = self.terms.iter().map(|&(d, p, e, k)| Ok((d, p, e, k.checked_mul(c).ok_or_else(big)?)));
+        Ok(Lin { konst: self.konst.checked_mul(c).ok_or_else(big)?, terms: terms.collect::<Result<_, String>>()? })
     }
 
     fn add(&mut self, other: Lin) {
@@ -307,14 +319,21 @@ fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [(u64, u6
     let low = t.lower.first().map(|&l| l as usize);
     match &t.kind {
         Kind::PassThrough(_) => lower[low.unwrap()] = up(0),
-        Kind::Offset(_, o) => lower[low.unwrap()] = Lin { konst: up(0).konst + o, ..up(0) },
-        Kind::Slice { begin, .. } => lower[low.unwrap()] = Lin { konst: up(0).konst + *begin as i64, ..up(0) },
+        Kind::Offset(_, o) => {
+            let konst = up(0).konst.checked_add(*o).ok_or("offset too large")?;
+            lower[low.unwrap()] = Lin { konst, ..up(0) }
+        }
+        Kind::Slice { begin, .. } => {
+            let konst = i64::try_from(*begin).ok().and_then(|b| up(0).konst.checked_add(b)).ok_or("slice too large")?;
+            lower[low.unwrap()] = Lin { konst, ..up(0) }
+        }
         Kind::Pad { len, left, .. } => {
             // The coordinates outside [left, left + len) read a default: not stored, and not in the buffer.
             let (dim, _) = up(0).whole().ok_or("padding of a combined coordinate has no core form yet")?;
-            let (start, end) = (*left, left + len);
+            let (start, end) = (*left, left.checked_add(*len).ok_or("padding too large")?);
             stored[dim] = (start.max(stored[dim].0), end.min(stored[dim].1));
-            lower[low.unwrap()] = Lin { konst: -(*left as i64), ..Lin::coordinate(dim, stored[dim].1) };
+            let konst = -i64::try_from(*left).map_err(|_| "padding too large")?;
+            lower[low.unwrap()] = Lin { konst, ..Lin::coordinate(dim, stored[dim].1) };
         }
         Kind::Merge(lengths) => {
             let (dim, extent) = up(0).whole().ok_or("merging a combined coordinate has no core form yet")?;
@@ -322,22 +341,23 @@ fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [(u64, u6
             for (i, &l) in lengths.iter().enumerate().rev() {
                 let e = if i == 0 { extent.div_ceil(place) } else { l };
                 lower[t.lower[i] as usize] = Lin { konst: 0, terms: vec![(dim, place, e.max(1), 1)] };
-                place *= l;
+                place = place.checked_mul(l).ok_or("merge lengths too large")?;
             }
         }
         Kind::Unmerge(lengths) => {
             let mut lin = Lin::default();
             let mut weight = 1i64;
             for (i, &l) in lengths.iter().enumerate().rev() {
-                lin.add(up(i).scaled(weight));
-                weight *= l as i64;
+                lin.add(up(i).scaled(weight)?);
+                weight =
+                    i64::try_from(l).ok().and_then(|l| weight.checked_mul(l)).ok_or("unmerge lengths too large")?;
             }
             lower[low.unwrap()] = lin;
         }
         Kind::Embed(_, coefs) => {
             let mut lin = Lin::default();
             for (i, &c) in coefs.iter().enumerate() {
-                lin.add(up(i).scaled(c));
+                lin.add(up(i).scaled(c)?);
             }
             lower[low.unwrap()] = lin;
         }

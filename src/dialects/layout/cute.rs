@@ -111,6 +111,11 @@ impl CuteLayout {
         if shape.leaves().iter().try_fold(1i64, |acc, &s| acc.checked_mul(s)).is_none() {
             return fail(format!("shape {shape} has more than 2^63 elements"));
         }
+        let reach: i128 =
+            shape.leaves().iter().zip(stride.leaves()).map(|(&s, d)| (s as i128 - 1) * (d as i128).abs()).sum();
+        if reach >= 1 << 62 {
+            return fail(format!("layout {shape}:{stride} reaches offsets past 2^62"));
+        }
         Ok(CuteLayout { shape, stride })
     }
 

@@ -150,7 +150,8 @@ fn compose_leaf(
             return Ok(());
         }
     }
-    modes.push((rest, step * a_modes[last].1));
+    let stride = step.checked_mul(a_modes[last].1);
+    modes.push((rest, stride.ok_or_else(|| LayoutError(format!("composition {a} o {n}:{d} overflows")))?));
     Ok(())
 }
 
@@ -176,7 +177,7 @@ pub fn complement(a: &CuteLayout, m: i64) -> Result<CuteLayout, LayoutError> {
         out.push((d / span, span));
         span = s * d;
     }
-    out.push(((m + span - 1) / span, span));
+    out.push((m.saturating_add(span - 1) / span, span));
     Ok(CuteLayout::from_flat(&coalesce_vec(out)))
 }
 
@@ -227,7 +228,9 @@ pub fn logical_divide(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, Layo
 
 /// `logical_product(A, B) = (A, complement(A, size A · cosize B) ∘ B)`: `A` repeated in the pattern of `B`.
 pub fn logical_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, LayoutError> {
-    let c = complement(a, a.size() * b.cosize())?;
+    let bound =
+        a.size().checked_mul(b.cosize()).ok_or_else(|| LayoutError(format!("logical_product {a}, {b} overflows")))?;
+    let c = complement(a, bound)?;
     Ok(CuteLayout::concat(&[a.clone(), composition(&c, b)?]))
 }
 

@@ -141,7 +141,10 @@ impl FuriosaLayout {
             Expr::Sliding(items) => {
                 let mut total = 1u64;
                 for (e, n) in items {
-                    total += (self.size(e)?.saturating_sub(1)) * self.operand(n)?;
+                    let reach = self.size(e)?.saturating_sub(1).checked_mul(self.operand(n)?);
+                    total = reach
+                        .and_then(|r| total.checked_add(r))
+                        .ok_or_else(|| LayoutError("mapping too large".into()))?;
                 }
                 total
             }

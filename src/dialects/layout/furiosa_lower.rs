@@ -85,7 +85,7 @@ pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
             }
             Expr::Stride(inner, n) => {
                 let n = f.operand(n)?;
-                let limit = limit.map(|(b, k)| (b * n, k));
+                let limit = limit.map(|(b, k)| (b.saturating_mul(n), k));
                 digits.into_iter().for_each(|d| feed(inner, Digit { weight: d.weight * n, ..d }, limit));
             }
             Expr::Modulo(..) if limit.is_some() => {
@@ -104,8 +104,10 @@ pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
                     return fail(format!("the sliding window {node} cannot be padded"));
                 }
                 for (e, n) in items {
-                    let n = f.operand(n)? as i64;
-                    feed(e, Digit { stride: d.stride * n, extent: f.size(e)?, weight: 1 }, None);
+                    let stride = i64::try_from(f.operand(n)?).ok().and_then(|n| d.stride.checked_mul(n));
+                    let stride =
+                        stride.ok_or_else(|| LayoutError(format!("the sliding window {node} is too large")))?;
+                    feed(e, Digit { stride, extent: f.size(e)?, weight: 1 }, None);
                 }
             }
         }
@@ -121,7 +123,7 @@ fn split(d: Digit, minor: u64, pair: &Expr) -> Result<(Option<Digit>, Option<Dig
     if d.weight % minor == 0 {
         return Ok((Some(Digit { weight: d.weight / minor, ..d }), None));
     }
-    if d.weight * d.extent <= minor {
+    if d.weight.saturating_mul(d.extent) <= minor {
         return Ok((None, Some(d)));
     }
     let k = minor / d.weight;
@@ -164,7 +166,10 @@ fn coalesce(mut digits: Vec<Digit>) -> Vec<Digit> {
     let mut out: Vec<Digit> = Vec::new();
     for d in digits {
         match out.last_mut() {
-            Some(last) if d.weight == last.weight * last.extent && d.stride == last.stride * last.extent as i64 => {
+            Some(last)
+                if Some(d.weight) == last.weight.checked_mul(last.extent)
+                    && Some(d.stride) == last.stride.checked_mul(last.extent as i64) =>
+            {
                 last.extent *= d.extent;
             }
             _ => out.push(d),

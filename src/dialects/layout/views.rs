@@ -92,10 +92,11 @@ pub fn permute(l: &Layout, perm: &[usize]) -> ViewResult {
 /// Coordinates `start, start + step, ...` (`size` of them) of dimension `k`.
 pub fn slice(l: &Layout, k: usize, start: u64, size: u64, step: u64) -> ViewResult {
     check_dim(l, k)?;
-    let stored = l.dims[k].stored;
-    if size == 0 || step == 0 || start + (size - 1) * step >= stored {
+    let (first, stored) = (l.dims[k].start, l.dims[k].stored);
+    let last = (size.max(1) - 1).checked_mul(step).and_then(|r| r.checked_add(start));
+    if size == 0 || step == 0 || start < first || last.is_none_or(|last| last >= stored) {
         return invalid(format!(
-            "slice {start}+{step}·i, i < {size}, leaves the {stored} stored coordinates of dimension {k}"
+            "slice {start}+{step}·i, i < {size}, leaves the stored coordinates [{first}, {stored}) of dimension {k}"
         ));
     }
     let digits = merged_digits(l, k);
@@ -264,13 +265,11 @@ pub fn merge(l: &Layout, k: usize) -> ViewResult {
     if major.start != 0 {
         return copy(format!("merging dimension {k}, which is stored from coordinate {}", major.start));
     }
-    let merged = Dim {
-        name: None,
-        extent: major.extent * minor.extent,
-        stored: major.stored * minor.extent,
-        start: 0,
-        pad: major.pad,
+    let (Some(extent), Some(stored)) = (major.extent.checked_mul(minor.extent), major.stored.checked_mul(minor.extent))
+    else {
+        return invalid("the merged dimension is too large");
     };
+    let merged = Dim { name: None, extent, stored, start: 0, pad: major.pad };
     r.dims.splice(k..=k + 1, [merged]);
     validated(r)
 }
@@ -280,10 +279,12 @@ pub fn merge(l: &Layout, k: usize) -> ViewResult {
 /// fresh row-major layout with aligned rows (the `target`).
 pub fn align_minor(l: &Layout, bytes: u64, elem_bits: u64) -> ViewResult {
     let Some(k) = l.dims.len().checked_sub(1) else { return invalid("a rank-0 layout has no minor dimension") };
-    if bytes == 0 || elem_bits == 0 || (bytes * 8) % elem_bits != 0 {
+    let bits =
+        bytes.checked_mul(8).filter(|&b| b > 0 && elem_bits > 0 && b % elem_bits == 0 && b / elem_bits < 1 << 32);
+    let Some(bits) = bits else {
         return invalid(format!("{bytes} bytes are not a whole number of {elem_bits}-bit elements"));
-    }
-    let per = (bytes * 8 / elem_bits) as i64;
+    };
+    let per = (bits / elem_bits) as i64;
     let n = l.dims[k].extent;
     let pitch = (n.div_ceil(per as u64) * per as u64) as i64;
     let digits = merged_digits(l, k);
