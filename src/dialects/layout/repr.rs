@@ -182,6 +182,9 @@ impl Layout {
             return fail("zero or bottom padding needs a layout whose coordinates land on distinct positions");
         }
         let (lo, hi) = self.offset_bounds();
+        if hi >= 1 << 62 || lo <= -(1 << 62) || self.cosize >= 1 << 62 {
+            return fail("the layout reaches offsets past 2^62");
+        }
         if self.stored_size() > 0 && (lo < 0 || hi >= self.cosize as i128) {
             return fail(format!("offsets span [{lo}, {hi}], outside the buffer [0, {})", self.cosize));
         }
