@@ -82,3 +82,13 @@ fn prints_as_written() {
         }
     }
 }
+
+#[test]
+fn tiles_of_size_one_dimensions() {
+    // A later tile over the empty in-tile part of a 1-wide tile (found by the fuzzer: it once panicked).
+    let l = repr("F32[3,5]{1,0:T(2,1)(4,1)}");
+    assert_eq!((l.offset(&[0, 1]), l.offset(&[1, 0]), l.offset(&[2, 0])), (Some(4), Some(1), Some(20)));
+    assert_eq!(l.cosize, 40);
+    let l = repr("f32[1,5]{1,0:T(4,4)}");
+    assert_eq!((l.offset(&[0, 4]), l.cosize), (Some(16), 32));
+}

@@ -180,6 +180,11 @@ fn split(pieces: Phys, t: u64, dims: &[u64]) -> Option<(Phys, Phys)> {
     let mut minor: Phys = Vec::new();
     let mut left = t;
     let mut rest = pieces;
+    if rest.is_empty() {
+        // A dimension of size 1 that a tile pads: a digit that is always 0, in `t` slots.
+        let pad = Piece { dim: 0, place: 1, extent: 1, slots: t.max(1) };
+        return Some((vec![Piece { slots: 1, ..pad }], vec![pad]));
+    }
     while left > 1 {
         let mut last = rest.pop()?;
         if left % last.slots == 0 && !rest.is_empty() {
@@ -208,7 +213,7 @@ fn split(pieces: Phys, t: u64, dims: &[u64]) -> Option<(Phys, Phys)> {
     }
     if rest.is_empty() {
         let below = minor[0];
-        rest.push(Piece { dim: below.dim, place: below.place * below.extent, extent: 1, slots: 1 });
+        rest.push(Piece { dim: below.dim, place: below.place.saturating_mul(below.extent), extent: 1, slots: 1 });
     }
     Some((rest, minor))
 }
