@@ -5,10 +5,11 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::ir::interner::FxHashMap;
+use crate::ir::interner::{FxHashMap, FxHasher};
 use crate::ir::print::is_isolated;
 use crate::ir::rewrite::{is_pure_tree, is_trivially_dead};
-use crate::ir::{AttrId, BlockId, Context, Diagnostic, OpId, Symbol, TypeId, ValueId};
+use crate::ir::{BlockId, Context, Diagnostic, OpId, ValueId};
+use std::hash::{Hash, Hasher};
 
 /// The registration of `cse`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create: |_| Box::new(Cse) };
@@ -25,14 +26,10 @@ static INFO: PassInfo = PassInfo {
 struct Cse;
 
 /// What makes two ops interchangeable.
-#[derive(PartialEq, Eq, Hash)]
-struct Key {
-    name: Symbol,
-    attrs: AttrId,
-    props: AttrId,
-    operands: Vec<ValueId>,
-    types: Vec<TypeId>,
-}
+/// Ops seen in a block, by the hash of what makes two ops equivalent (name, attributes, properties, operands,
+/// result types). A hash match is confirmed with [`same_op`]; keeping only hashes keeps the table small and cache
+/// friendly on million-op functions.
+type Scope = FxHashMap<u64, OpId>;
 
 impl Pass for Cse {
     fn info(&self) -> &'static PassInfo {
@@ -40,7 +37,7 @@ impl Pass for Cse {
     }
 
     fn run(&mut self, ctx: &mut Context, op: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
-        let mut scopes: Vec<FxHashMap<Key, OpId>> = Vec::new();
+        let mut scopes: Vec<Scope> = Vec::new();
         let mut counts = (0u64, 0u64);
         cse_regions(ctx, op, &mut scopes, &mut counts);
         env.stats.add("num-cse'd", counts.0);
@@ -49,7 +46,7 @@ impl Pass for Cse {
     }
 }
 
-fn cse_regions(ctx: &mut Context, op: OpId, scopes: &mut Vec<FxHashMap<Key, OpId>>, counts: &mut (u64, u64)) {
+fn cse_regions(ctx: &mut Context, op: OpId, scopes: &mut Vec<Scope>, counts: &mut (u64, u64)) {
     let inherited = if is_isolated(ctx, op) { std::mem::take(scopes) } else { Vec::new() };
     for r in ctx.body.regions(op).to_vec() {
         for b in ctx.body.region(r).blocks.clone() {
@@ -63,7 +60,7 @@ fn cse_regions(ctx: &mut Context, op: OpId, scopes: &mut Vec<FxHashMap<Key, OpId
     }
 }
 
-fn cse_block(ctx: &mut Context, block: BlockId, scopes: &mut Vec<FxHashMap<Key, OpId>>, counts: &mut (u64, u64)) {
+fn cse_block(ctx: &mut Context, block: BlockId, scopes: &mut Vec<Scope>, counts: &mut (u64, u64)) {
     let ops: Vec<OpId> = ctx.body.block_ops(block).collect();
     for op in ops {
         if is_trivially_dead(ctx, op) {
@@ -79,8 +76,8 @@ fn cse_block(ctx: &mut Context, block: BlockId, scopes: &mut Vec<FxHashMap<Key, 
         if ctx.body.num_results(op) == 0 || !is_pure_tree(ctx, op) {
             continue;
         }
-        let key = key_of(ctx, op);
-        match scopes.iter().rev().find_map(|s| s.get(&key).copied()) {
+        let key = hash_of(ctx, op);
+        match scopes.iter().rev().find_map(|s| s.get(&key).copied()).filter(|&e| same_op(ctx, e, op)) {
             Some(existing) => {
                 let pairs: Vec<(ValueId, ValueId)> = ctx.body.results(op).zip(ctx.body.results(existing)).collect();
                 for (old, new) in pairs {
@@ -90,19 +87,28 @@ fn cse_block(ctx: &mut Context, block: BlockId, scopes: &mut Vec<FxHashMap<Key, 
                 counts.0 += 1;
             }
             None => {
-                scopes.last_mut().expect("a block scope is open").insert(key, op);
+                // (On a 64-bit hash collision with a different op, the first one stays: a missed merge, never a
+                // wrong one.)
+                scopes.last_mut().expect("a block scope is open").entry(key).or_insert(op);
             }
         }
     }
 }
 
-fn key_of(ctx: &Context, op: OpId) -> Key {
+fn hash_of(ctx: &Context, op: OpId) -> u64 {
     let data = ctx.body.op(op);
-    Key {
-        name: data.name,
-        attrs: data.attrs,
-        props: data.props,
-        operands: ctx.body.operands(op).collect(),
-        types: ctx.body.results(op).map(|v| ctx.body.value_type(v)).collect(),
-    }
+    let mut h = FxHasher::default();
+    (data.name, data.attrs, data.props).hash(&mut h);
+    ctx.body.operands(op).for_each(|v| v.hash(&mut h));
+    ctx.body.results(op).for_each(|v| ctx.body.value_type(v).hash(&mut h));
+    h.finish()
+}
+
+/// Whether `a` and `b` compute the same thing: same name, attributes, properties, operands and result types.
+fn same_op(ctx: &Context, a: OpId, b: OpId) -> bool {
+    let (da, db) = (ctx.body.op(a), ctx.body.op(b));
+    let types = |o: OpId| ctx.body.results(o).map(|v| ctx.body.value_type(v));
+    (da.name, da.attrs, da.props) == (db.name, db.attrs, db.props)
+        && ctx.body.operands(a).eq(ctx.body.operands(b))
+        && types(a).eq(types(b))
 }
