@@ -130,11 +130,9 @@ impl CuteLayout {
     }
 
     /// Concatenation of layouts as the modes of a new layout (CuTe's `make_layout(a, b, ...)`).
-    pub fn concat(parts: &[CuteLayout]) -> CuteLayout {
-        CuteLayout {
-            shape: IntTuple::Tuple(parts.iter().map(|p| p.shape.clone()).collect()),
-            stride: IntTuple::Tuple(parts.iter().map(|p| p.stride.clone()).collect()),
-        }
+    pub fn concat(parts: Vec<CuteLayout>) -> CuteLayout {
+        let (shapes, strides) = parts.into_iter().map(|p| (p.shape, p.stride)).unzip();
+        CuteLayout { shape: IntTuple::Tuple(shapes), stride: IntTuple::Tuple(strides) }
     }
 
     /// The top-level modes as layouts of their own.
@@ -305,7 +303,7 @@ impl CuteLayout {
         }
         Ok(match modes.len() {
             1 => modes.pop().unwrap(),
-            _ => CuteLayout::concat(&modes),
+            _ => CuteLayout::concat(modes),
         })
     }
 }

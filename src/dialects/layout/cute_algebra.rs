@@ -231,7 +231,7 @@ pub fn logical_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, Lay
     let bound =
         a.size().checked_mul(b.cosize()).ok_or_else(|| LayoutError(format!("logical_product {a}, {b} overflows")))?;
     let c = complement(a, bound)?;
-    Ok(CuteLayout::concat(&[a.clone(), composition(&c, b)?]))
+    Ok(CuteLayout::concat(vec![a.clone(), composition(&c, b)?]))
 }
 
 /// CuTe's `Swizzle<B, M, S>`: XORs the `B` bits at `M + max(0, S)` into the bits `S` places lower (higher for a
