@@ -104,17 +104,6 @@ pub fn fail<T>(msg: impl Into<String>) -> Result<T, LayoutError> {
     Err(LayoutError(msg.into()))
 }
 
-/// The class of one buffer position.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cell {
-    /// Holds these elements (their coordinates).
-    Live(Vec<Vec<u64>>),
-    /// Holds no element.
-    Padding(PadKind),
-    /// Outside `[0, cosize)`.
-    OutOfBounds,
-}
-
 impl Layout {
     /// A compact row-major layout of `extents` (the last dimension fastest), as XLA's default layout and CK's
     /// packed descriptor.
