@@ -1,7 +1,8 @@
 //! The algebra as ops on `!layout.layout` values: `layout.compose`, `layout.complement`, `layout.coalesce`,
 //! `layout.right_inverse`, `layout.left_inverse`, `layout.logical_divide`, `layout.logical_product`. Each folds
 //! to a `layout.constant` when its operands are constants (so `canonicalize` evaluates layout expressions), and
-//! its verifier rejects constant operands the operation is not defined on, saying why.
+//! its verifier rejects constant operands the operation is not defined on, saying why. `layout.convert` changes
+//! the notation.
 //! Pretty form: `%c = layout.compose %a, %b`, `%m = layout.complement %a {bound = 24}`.
 
 use super::attr::{CuteAttr, LayoutAttr};
@@ -10,7 +11,7 @@ use super::cute::CuteLayout;
 use super::cute_algebra as algebra;
 use super::layout_type::is_layout_type;
 use super::repr::{fail, LayoutError};
-use crate::ir::dialect_data::DialectData;
+use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::rewrite::Folded;
 use crate::ir::verify::op_error;
 use crate::ir::{Arity, Attr, AttrId, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
@@ -32,6 +33,19 @@ const fn op(name: &'static str, summary: &'static str, operands: u32, attrs: &'s
 }
 
 const BOUND: &[AttrSpec] = &[AttrSpec { name: "bound", kind: AttrKind::Int, optional: true, default: None }];
+
+/// `layout.convert %l to "ck"`: the same layout in another notation (`cute` or `ck`), where that notation can
+/// express it; folds on constants.
+pub const CONVERT: OpInfo = OpInfo {
+    operands: Arity::Exact(1),
+    results: Arity::Exact(1),
+    traits: TRAITS,
+    attrs: &[AttrSpec { name: "to", kind: AttrKind::String, optional: false, default: None }],
+    verify: Some(verify),
+    syntax: Syntax::Format("$operands `to` $to attr-dict"),
+    fold: Some(fold),
+    ..OpInfo::new("layout.convert", "the same layout in another notation")
+};
 
 /// Every algebra op.
 pub const ALL: [OpInfo; 7] = [
@@ -55,7 +69,41 @@ fn cute_of(l: &LayoutAttr) -> Result<CuteLayout, LayoutError> {
 }
 
 /// Evaluates the op on constant operands.
-fn evaluate(ctx: &Context, op: OpId, inputs: &[&LayoutAttr]) -> Result<CuteLayout, LayoutError> {
+fn evaluate(ctx: &Context, op: OpId, inputs: &[&LayoutAttr]) -> Result<LayoutAttr, LayoutError> {
+    if ctx.op_name(op) == "layout.convert" {
+        let to = ctx.op_attr(op, "to").and_then(|a| ctx.attr_data(a).as_str()).unwrap_or_default();
+        return convert(inputs[0], to);
+    }
+    algebra(ctx, op, inputs).map(|l| LayoutAttr::Cute(CuteAttr::plain(l)))
+}
+
+/// The layout in notation `to`, checked to place every element where `l` does (the buffer size follows the
+/// target notation's own rule: CuTe's ends after the last element, CK's follows from its strides).
+fn convert(l: &LayoutAttr, to: &str) -> Result<LayoutAttr, LayoutError> {
+    let repr = l.to_repr()?;
+    let out = convert_unchecked(l, &repr, to)?;
+    if !super::canonical::same_placement(&out.to_repr()?, &repr)? {
+        return fail(format!("the {to} form of {} would place elements elsewhere", DialectValue::name(l)));
+    }
+    Ok(out)
+}
+
+fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Result<LayoutAttr, LayoutError> {
+    match to {
+        _ if matches!((l, to), (LayoutAttr::Cute(_), "cute") | (LayoutAttr::Ck(_), "ck")) => Ok(l.clone()),
+        "cute" => {
+            let at_zero = super::repr::Layout { base: 0, ..repr.clone() };
+            let repr = &repr;
+            let mut c = CuteAttr::plain(CuteLayout::from_repr(&at_zero)?);
+            c.offset = repr.base;
+            Ok(LayoutAttr::Cute(c))
+        }
+        "ck" => Ok(LayoutAttr::Ck(super::ck::CkLayout::from_repr(repr)?)),
+        other => fail(format!("cannot convert to '{other}' (cute and ck can be targets)")),
+    }
+}
+
+fn algebra(ctx: &Context, op: OpId, inputs: &[&LayoutAttr]) -> Result<CuteLayout, LayoutError> {
     let a = cute_of(inputs[0])?;
     let b = || cute_of(inputs[1]);
     match ctx.op_name(op) {
@@ -102,7 +150,6 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
 
 fn fold(ctx: &mut Context, op: OpId, operands: &[Option<AttrId>]) -> Option<Vec<Folded>> {
     let inputs: Vec<&LayoutAttr> = operands.iter().map(|a| layout_of(ctx, (*a)?)).collect::<Option<_>>()?;
-    let result = evaluate(ctx, op, &inputs).ok()?;
-    let attr = LayoutAttr::Cute(CuteAttr::plain(result));
+    let attr = evaluate(ctx, op, &inputs).ok()?;
     Some(vec![Folded::Constant(ctx.attr(Attr::Dialect(DialectData(Arc::new(attr)))))])
 }

@@ -385,3 +385,65 @@ impl fmt::Display for CkLayout {
         Ok(())
     }
 }
+
+impl CkLayout {
+    /// The CK descriptor of a core layout, where CK can say it: a naive descriptor over every digit (most major
+    /// first), one stage merging each dimension's digits (`pass_through` for one digit, `replicate` for none),
+    /// and one stage that slices digits past the extent and pads unstored coordinates. CK has no base offset (but
+    /// its left padding's) and no replicas; the result is checked to place every element where `l` does (its
+    /// buffer size is CK's own, derived from the strides).
+    pub fn from_repr(l: &Layout) -> Result<CkLayout, LayoutError> {
+        let fail = |m: &str| Err(LayoutError(format!("CK cannot express this layout: {m}")));
+        if l.factors.iter().any(|f| f.dim.is_none() && f.extent > 1) {
+            return fail("it stores elements twice");
+        }
+        let (mut lengths, mut strides, mut merges, mut fixes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (k, d) in l.dims.iter().enumerate() {
+            let digits: Vec<Factor> = l.digits(Some(k)).into_iter().rev().filter(|f| f.extent > 1).collect();
+            let first = lengths.len() as u64;
+            for f in &digits {
+                lengths.push(f.extent);
+                strides.push(f.stride);
+            }
+            let lower: Vec<u64> = (first..lengths.len() as u64).collect();
+            let padded: u64 = digits.iter().map(|f| f.extent).product();
+            let (name, args) = match digits.len() {
+                0 => ("replicate", vec![Arg::Int(1)]),
+                1 => ("pass_through", vec![Arg::Int(padded as i64)]),
+                _ => ("merge", vec![Arg::List(digits.iter().map(|f| f.extent as i64).collect())]),
+            };
+            merges.push(Transform::new(name, args, lower, vec![k as u64]).map_err(LayoutError)?);
+            fixes.push(fix_extent(k as u64, padded, d)?);
+        }
+        // Stages that only pass every dimension through are left out.
+        let identity = |stage: &[Transform]| {
+            stage.iter().enumerate().all(|(k, t)| matches!(t.kind, Kind::PassThrough(_)) && t.lower == [k as u64])
+        };
+        let stages = [merges, fixes].into_iter().filter(|st| !identity(st)).collect();
+        let layout = CkLayout { lengths, strides: Some(strides), stages };
+        let back = layout.to_repr()?;
+        if back.base != l.base {
+            return fail(&format!("it starts at offset {}, and CK descriptors start at 0", l.base - back.base));
+        }
+        if !super::canonical::same_placement(&back, l)? {
+            return fail("its padding is not CK's (padding in CK holds no buffer positions)");
+        }
+        Ok(layout)
+    }
+}
+
+/// The transform taking a dimension with `padded` digit values to its extent with stored range `[start, stored)`.
+fn fix_extent(k: u64, padded: u64, d: &Dim) -> Result<Transform, LayoutError> {
+    let n = |v: u64| Arg::Int(v as i64);
+    let (name, args) = if d.start > 0 || d.stored < d.extent {
+        if padded < d.stored {
+            return Err(LayoutError("CK cannot express this layout: digits do not cover the stored range".into()));
+        }
+        ("pad", vec![n(d.stored - d.start), n(d.start), n(d.extent - d.stored)])
+    } else if padded > d.extent {
+        ("slice", vec![n(padded), n(0), n(d.extent)])
+    } else {
+        ("pass_through", vec![n(d.extent.max(1))])
+    };
+    Transform::new(name, args, vec![k], vec![k]).map_err(LayoutError)
+}

@@ -41,6 +41,7 @@ pub fn register(registry: &mut Registry) {
     for info in algebra_ops::ALL {
         registry.register_op(info);
     }
+    registry.register_op(algebra_ops::CONVERT);
     for info in [tensor_ops::ATTACH, tensor_ops::VIEW, tensor_ops::COPY] {
         registry.register_op(info);
     }
