@@ -54,12 +54,13 @@ pub fn canonical(layout: &Layout) -> Result<Canonical, LayoutError> {
     Ok(Canonical { dims, digits, replicas, base, cosize: layout.cosize })
 }
 
-/// Decides whether two layouts place every element at the same offsets (same dimensions, same stored elements,
-/// same offsets), whatever their buffer sizes and padding: what a view must preserve.
+/// Decides whether two layouts place every element at the same offsets (same dimension extents, same stored
+/// elements, same offsets), whatever their buffer sizes, padding and axis names: what a view or a change of
+/// notation must preserve.
 pub fn same_placement(a: &Layout, b: &Layout) -> Result<bool, LayoutError> {
     let strip = |l: &Layout| -> Result<Canonical, LayoutError> {
         let mut top = l.clone();
-        top.dims.iter_mut().for_each(|d| d.pad = PadKind::Top);
+        top.dims.iter_mut().for_each(|d| (d.pad, d.name) = (PadKind::Top, None));
         let (_, hi) = top.offset_bounds();
         top.cosize = top.cosize.max((hi + 1).max(0) as u64);
         let mut c = canonical(&top)?;
