@@ -34,8 +34,8 @@ const fn op(name: &'static str, summary: &'static str, operands: u32, attrs: &'s
 
 const BOUND: &[AttrSpec] = &[AttrSpec { name: "bound", kind: AttrKind::Int, optional: true, default: None }];
 
-/// `layout.convert %l to "ck"`: the same layout in another notation (`cute` or `ck`), where that notation can
-/// express it; folds on constants.
+/// `layout.convert %l to "ck"`: the same layout in another notation (`cute`, `ck` or `furiosa`), where that notation
+/// can express it; folds on constants.
 pub const CONVERT: OpInfo = OpInfo {
     operands: Arity::Exact(1),
     results: Arity::Exact(1),
@@ -90,7 +90,14 @@ fn convert(l: &LayoutAttr, to: &str) -> Result<LayoutAttr, LayoutError> {
 
 fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Result<LayoutAttr, LayoutError> {
     match to {
-        _ if matches!((l, to), (LayoutAttr::Cute(_), "cute") | (LayoutAttr::Ck(_), "ck")) => Ok(l.clone()),
+        _ if matches!(
+            (l, to),
+            (LayoutAttr::Cute(_), "cute") | (LayoutAttr::Ck(_), "ck") | (LayoutAttr::Furiosa(_), "furiosa")
+        ) =>
+        {
+            Ok(l.clone())
+        }
+        "furiosa" => Ok(LayoutAttr::Furiosa(super::furiosa::FuriosaLayout::from_repr(repr)?)),
         "cute" => {
             let at_zero = super::repr::Layout { base: 0, ..repr.clone() };
             let repr = &repr;
@@ -99,7 +106,7 @@ fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Re
             Ok(LayoutAttr::Cute(c))
         }
         "ck" => Ok(LayoutAttr::Ck(super::ck::CkLayout::from_repr(repr)?)),
-        other => fail(format!("cannot convert to '{other}' (cute and ck can be targets)")),
+        other => fail(format!("cannot convert to '{other}' (cute, ck and furiosa can be targets)")),
     }
 }
 

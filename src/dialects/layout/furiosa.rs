@@ -3,7 +3,7 @@
 //! (`L = m[A]`, `N = 64`, used as `{L}`, `{N}`). This file holds the expression tree, its sizes and its printing;
 //! `furiosa_lower.rs` gives it the core meaning.
 
-use super::repr::{fail, LayoutError, PadKind};
+use super::repr::{fail, Factor, Layout, LayoutError, PadKind};
 use std::fmt;
 
 /// A mapping expression.
@@ -251,4 +251,90 @@ impl fmt::Display for FuriosaLayout {
         }
         write!(f, ", m[{}]", self.mapping)
     }
+}
+
+impl FuriosaLayout {
+    /// A Furiosa mapping for a core layout whose digits, by decreasing stride, nest into the buffer (each stride a
+    /// multiple of the next one's span, the smallest 1): a pair of digit expressions, each padded to the room its
+    /// stride gives it. Axes keep their names, or are named `A`, `B`, ... in order. Base offsets, negative or zero
+    /// strides, replicas and coordinates stored from a non-zero start have no Furiosa form.
+    pub fn from_repr(l: &Layout) -> Result<FuriosaLayout, LayoutError> {
+        let no = |why: &str| Err(LayoutError(format!("Furiosa mappings cannot express this layout: {why}")));
+        if l.base != 0 {
+            return no("it starts at a base offset");
+        }
+        let axes: Vec<(String, u64)> = l
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(k, d)| (d.name.clone().unwrap_or_else(|| axis_name(k)), d.extent))
+            .collect();
+        let mut digits: Vec<Factor> = l.factors.iter().copied().filter(|f| f.extent > 1).collect();
+        if digits.iter().any(|f| f.dim.is_none()) {
+            return no("it stores elements twice");
+        }
+        if digits.iter().any(|f| f.stride <= 0) || l.dims.iter().any(|d| d.start > 0) {
+            return no("it has a reversed, broadcast or offset dimension");
+        }
+        digits.sort_by_key(|f| std::cmp::Reverse(f.stride));
+        let mut room = l.cosize;
+        let mut parts = Vec::new();
+        for f in &digits {
+            let stride = f.stride as u64;
+            if room % stride != 0 || room / stride < f.extent {
+                return no("its digits do not nest by stride");
+            }
+            let k = f.dim.unwrap();
+            let digit = digit_expr(&axes[k].0, l, k, f);
+            let slots = room / stride;
+            parts.push(if slots > f.extent {
+                Expr::Pad(Box::new(digit), PadKind::Top, Operand::Int(slots))
+            } else {
+                digit
+            });
+            room = stride;
+        }
+        if room != 1 {
+            return no("its smallest stride is not 1");
+        }
+        let mapping = parts
+            .into_iter()
+            .rev()
+            .reduce(|minor, major| Expr::Pair(Box::new(major), Box::new(minor)))
+            .unwrap_or(Expr::Broadcast(1));
+        Ok(FuriosaLayout { axes, skews: Vec::new(), aliases: Vec::new(), mapping })
+    }
+}
+
+/// `A`, `B`, ..., `Z`, `A1`, ...: a name for the `k`-th positional dimension.
+fn axis_name(k: usize) -> String {
+    let letter = (b'A' + (k % 26) as u8) as char;
+    if k < 26 {
+        letter.to_string()
+    } else {
+        format!("{letter}{}", k / 26)
+    }
+}
+
+/// The expression of one digit of axis `name` (dimension `k`): `X / place % extent` over the axis resized to its
+/// stored coordinates and padded to the digits' span.
+fn digit_expr(name: &str, l: &Layout, k: usize, f: &Factor) -> Expr {
+    let d = &l.dims[k];
+    let span = l.padded(k);
+    let mut base = Expr::Axis(name.to_string());
+    if d.stored < d.extent {
+        base = Expr::Resize(Box::new(base), Operand::Int(d.stored));
+    }
+    let size = d.stored;
+    if span > size {
+        base = Expr::Pad(Box::new(base), d.pad, Operand::Int(span));
+    }
+    let mut e = base;
+    if f.place > 1 {
+        e = Expr::Stride(Box::new(e), Operand::Int(f.place));
+    }
+    if f.place * f.extent < span {
+        e = Expr::Modulo(Box::new(e), Operand::Int(f.extent));
+    }
+    e
 }

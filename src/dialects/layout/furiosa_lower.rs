@@ -88,9 +88,13 @@ pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
                 let limit = limit.map(|(b, k)| (b.saturating_mul(n), k));
                 digits.into_iter().for_each(|d| feed(inner, Digit { weight: d.weight * n, ..d }, limit));
             }
-            Expr::Modulo(..) if limit.is_some() => {
-                return fail(format!("padding inside {node} bounds the low part of a coordinate, not a prefix"));
-            }
+            // `[E % n] # m`: a digit with holes after its `n` values (Top padding is a hole).
+            Expr::Modulo(inner, _) if limit.is_some() => match (limit, digits.as_slice()) {
+                (Some((b, PadKind::Top)), [d]) if d.weight == 1 => {
+                    feed(inner, Digit { extent: d.extent.min(b), ..*d }, None)
+                }
+                _ => return fail(format!("padding inside {node} bounds the low part of a coordinate, not a prefix")),
+            },
             Expr::Modulo(inner, _) | Expr::Resize(inner, _) => digits.into_iter().for_each(|d| feed(inner, d, limit)),
             Expr::Pad(inner, kind, _) => {
                 let limit = tighter(limit, Some((f.size(inner)?, *kind)));
