@@ -301,8 +301,10 @@ impl CuteLayout {
                 l.digits(Some(k)).iter().filter(|f| f.extent > 1).map(|f| (f.extent as i64, f.stride)).collect();
             modes.push(CuteLayout::from_flat(&digits));
         }
+        // One dimension is one mode: a bare integer, or a 1-tuple around its digits (`((2,2)):((2,1))`), which
+        // is not the two-dimensional `(2,2):(2,1)`.
         Ok(match modes.len() {
-            1 => modes.pop().unwrap(),
+            1 if matches!(modes[0].shape, IntTuple::Int(_)) => modes.pop().unwrap(),
             _ => CuteLayout::concat(modes),
         })
     }

@@ -255,8 +255,8 @@ impl fmt::Display for FuriosaLayout {
 
 impl FuriosaLayout {
     /// A Furiosa mapping for a core layout whose digits, by decreasing stride, nest into the buffer (each stride a
-    /// multiple of the next one's span, the smallest 1): a pair of digit expressions, each padded to the room its
-    /// stride gives it. Axes keep their names, or are named `A`, `B`, ... in order. Base offsets, negative or zero
+    /// multiple of the next one's span): a pair of digit expressions, each padded to the room its stride gives it
+    /// (`1 # s` below a smallest stride `s > 1`). Axes keep their names, or are named `A`, `B`, ... in order. Base offsets, negative or zero
     /// strides, replicas and coordinates stored from a non-zero start have no Furiosa form.
     pub fn from_repr(l: &Layout) -> Result<FuriosaLayout, LayoutError> {
         let no = |why: &str| Err(LayoutError(format!("Furiosa mappings cannot express this layout: {why}")));
@@ -294,8 +294,9 @@ impl FuriosaLayout {
             });
             room = stride;
         }
-        if room != 1 {
-            return no("its smallest stride is not 1");
+        if room > 1 {
+            // Holes below the smallest stride: `1 # room`, one position then padding.
+            parts.push(Expr::Pad(Box::new(Expr::Broadcast(1)), PadKind::Top, Operand::Int(room)));
         }
         let mapping = parts
             .into_iter()

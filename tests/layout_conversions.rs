@@ -1,0 +1,66 @@
+//! Conversions between notations, on generated layouts: whenever a layout can be written in CuTe, CK or Furiosa
+//! notation, the text printed for it parses back to a layout that places every element where the source does.
+
+use proptest::prelude::*;
+use tapestry::dialects::layout::canonical::same_placement;
+use tapestry::dialects::layout::ck::CkLayout;
+use tapestry::dialects::layout::cute::CuteLayout;
+use tapestry::dialects::layout::furiosa::FuriosaLayout;
+use tapestry::dialects::layout::furiosa_lower;
+use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
+use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa};
+
+/// Row-major-ish layouts: dimensions split into digits, placed in a shuffled nest with optional slack per digit.
+fn layout() -> impl Strategy<Value = Layout> {
+    let dim = (prop::collection::vec(1u64..4, 1..3), 0u64..2);
+    (prop::collection::vec(dim, 1..4), prop::collection::vec(0u64..2, 8), any::<prop::sample::Index>())
+        .prop_map(|(dims, slack, shuffle)| {
+            let mut l = Layout { dims: Vec::new(), factors: Vec::new(), base: 0, cosize: 0 };
+            for (k, (extents, cut)) in dims.iter().enumerate() {
+                let mut place = 1;
+                for &e in extents {
+                    l.factors.push(Factor { dim: Some(k), place, extent: e, stride: 0 });
+                    place *= e;
+                }
+                let stored = place.saturating_sub(*cut).max(1);
+                l.dims.push(Dim { stored, ..Dim::new(stored) });
+            }
+            let n = l.factors.len();
+            l.factors.rotate_left(shuffle.index(n.max(1)));
+            let mut stride = 1i64;
+            for (i, f) in l.factors.iter_mut().enumerate().rev() {
+                f.stride = stride;
+                stride *= (f.extent + slack[i % slack.len()]) as i64;
+            }
+            l.cosize = stride as u64;
+            l
+        })
+        .prop_filter("valid", |l| l.validate().is_ok())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn printed_conversions_parse_back_to_the_same_placement(l in layout()) {
+        if let Ok(c) = CuteLayout::from_repr(&l) {
+            let back = parse_cute(&c.to_string()).unwrap().layout().unwrap().to_repr().unwrap();
+            prop_assert!(same_placement(&back, &l).unwrap(), "cute {}", c);
+        }
+        if let Ok(c) = CkLayout::from_repr(&l) {
+            let back = parse_ck(&c.to_string()).unwrap().to_repr().unwrap();
+            prop_assert!(same_placement(&back, &l).unwrap(), "ck {}", c);
+        }
+        match FuriosaLayout::from_repr(&l) {
+            Ok(f) => {
+                let parsed = parse_furiosa(&f.to_string()).unwrap();
+                parsed.validate().unwrap();
+                let back = furiosa_lower::to_repr(&parsed).unwrap();
+                prop_assert!(same_placement(&back, &l).unwrap(), "furiosa {}", f);
+                prop_assert_eq!(back.cosize, l.cosize);
+            }
+            // Every generated layout nests by stride, so Furiosa can always write it.
+            Err(e) => prop_assert!(false, "{}", e),
+        }
+    }
+}
