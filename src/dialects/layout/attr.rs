@@ -78,11 +78,14 @@ pub enum LayoutAttr {
 }
 
 impl LayoutAttr {
-    /// The core layout it means (without a swizzle, which is not affine).
+    /// The core layout it means. A swizzled CuTe layout has none yet (a swizzle is not a sum of digits): an error,
+    /// so that nothing compares or views it as if it were unswizzled.
     pub fn to_repr(&self) -> Result<Layout, LayoutError> {
         match self {
-            // A swizzle applies after the offset, so a swizzled layout's core form is its unswizzled layout.
-            LayoutAttr::Cute(c) => c.layout()?.to_repr_at(if c.swizzle.is_some() { 0 } else { c.offset }),
+            LayoutAttr::Cute(c) if c.swizzle.is_some() => {
+                Err(LayoutError(format!("the swizzled layout {c} has no core form yet (only its table)")))
+            }
+            LayoutAttr::Cute(c) => c.layout()?.to_repr_at(c.offset),
             LayoutAttr::Xla(x) => x.to_repr(),
             LayoutAttr::Furiosa(f) => super::furiosa_lower::to_repr(f),
             LayoutAttr::Ck(c) => c.to_repr(),
@@ -114,7 +117,11 @@ pub struct Tabulation {
 impl LayoutAttr {
     /// Tabulates the layout if it has at most `limit` elements and positions (else says how many it has).
     pub fn tabulate(&self, limit: u64) -> Result<Tabulation, LayoutError> {
-        let repr = self.to_repr()?;
+        // A swizzled layout is tabulated from its unswizzled layout, then swizzled offset by offset.
+        let repr = match self {
+            LayoutAttr::Cute(c) if c.swizzle.is_some() => c.layout()?.to_repr()?,
+            _ => self.to_repr()?,
+        };
         let too_big = |what: &str, n: u64| LayoutError(format!("{n} {what} are more than the limit of {limit}"));
         if repr.size() > limit {
             return Err(too_big("elements", repr.size()));
