@@ -8,7 +8,7 @@ use super::registry::PassEntry;
 use crate::dialects::layout::address::AccessPattern;
 use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
 use crate::dialects::layout::table::Slot;
-use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId};
+use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
 use serde_json::json;
 
 /// The registration of `layout-print`.
@@ -69,6 +69,17 @@ impl Pass for LayoutPrint {
             let mut found = Vec::new();
             collect_layouts(ctx, data.props, &mut found);
             collect_layouts(ctx, data.attrs, &mut found);
+            for v in ctx.body.results(op) {
+                collect_in_type(ctx, ctx.body.value_type(v), &mut found);
+            }
+            // A layout met twice on one op (a type used by several results) is printed once.
+            let mut seen = Vec::new();
+            found.retain(|(a, _)| {
+                !seen.contains(a) && {
+                    seen.push(*a);
+                    true
+                }
+            });
             for (attr, layout) in found {
                 let text = crate::ir::print::attr_to_string(ctx, attr);
                 let loc = match ctx.file_line_col(data.loc) {
@@ -97,7 +108,7 @@ impl Pass for LayoutPrint {
     }
 }
 
-/// The layout attributes inside `attr` (itself, or nested in arrays and dictionaries), in order.
+/// The layout attributes inside `attr` (itself, nested in arrays and dictionaries, or in a type it holds), in order.
 fn collect_layouts(ctx: &Context, attr: AttrId, out: &mut Vec<(AttrId, LayoutAttr)>) {
     match ctx.attr_data(attr) {
         Attr::Dialect(d) => {
@@ -105,8 +116,21 @@ fn collect_layouts(ctx: &Context, attr: AttrId, out: &mut Vec<(AttrId, LayoutAtt
                 out.push((attr, l.clone()));
             }
         }
+        Attr::Type(t) => collect_in_type(ctx, *t, out),
         Attr::Array(items) => items.iter().for_each(|&a| collect_layouts(ctx, a, out)),
         Attr::Dict(entries) => entries.iter().for_each(|&(_, a)| collect_layouts(ctx, a, out)),
+        _ => {}
+    }
+}
+
+/// The layouts in a type: tensor encodings, through function and tuple types.
+fn collect_in_type(ctx: &Context, ty: TypeId, out: &mut Vec<(AttrId, LayoutAttr)>) {
+    match ctx.type_kind(ty) {
+        TypeKind::Tensor { encoding: Some(e), .. } => collect_layouts(ctx, *e, out),
+        TypeKind::Function { inputs, results } => {
+            inputs.iter().chain(results.iter()).for_each(|&t| collect_in_type(ctx, t, out))
+        }
+        TypeKind::Tuple(items) => items.iter().for_each(|&t| collect_in_type(ctx, t, out)),
         _ => {}
     }
 }
