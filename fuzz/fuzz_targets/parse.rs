@@ -1,5 +1,6 @@
 //! Fuzzes the whole `tap-opt` front end in-process: parse → verify → print (generic and pretty, with and
-//! without locations) → render diagnostics, and checks that a verified module's generic print round-trips.
+//! without locations) → render diagnostics, and checks that a verified module's generic print round-trips; then
+//! runs `layout-print` (tables and address loops) on it, which reaches every layout attribute the input holds.
 //!
 //! The first byte chooses `allow_unregistered` (odd = allowed) and `debug_info` (bit 1) for the extra
 //! prints; the whole input (first byte included) is the text, so seed files stay plain `.tap` files.
@@ -51,6 +52,13 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = render_all(&ctx, &diags, Style::Mlir);
+    if let (Some(m), true) = (module, generic.is_some()) {
+        let passes = tapestry::passes::PassRegistry::with_builtin();
+        let pipeline = "builtin.module(layout-print{limit=4096}, layout-print{format=loops})";
+        let mut pm = tapestry::passes::PassManager::parse(pipeline, &passes).expect("a valid pipeline");
+        let mut sink = std::io::sink();
+        let _ = pm.run(&mut ctx, m, &mut tapestry::passes::Instrumentation::quiet(&mut sink));
+    }
 
     // Round trip: the generic print of a verified module parses and verifies in a fresh context, and printing
     // it again gives exactly the same text.
