@@ -1,12 +1,14 @@
 //! `layout-print`: for every layout attribute in the module, in op order, prints its table: one JSON object per
-//! line (`format=json`), a human-readable table (`format=table`), or its address loops (`format=loops`), to the
-//! pass output (standard output in `tap-opt`), as CuTe's `print_layout` does for one layout.
+//! line (`format=json`), a human-readable table (`format=table`), its address loops (`format=loops`) or its
+//! canonical core form (`format=core`), to the pass output (standard output in `tap-opt`), as CuTe's
+//! `print_layout` does for one layout.
 
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::layout::address::AccessPattern;
 use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
+use crate::dialects::layout::canonical::{canonical, Canonical};
 use crate::dialects::layout::table::Slot;
 use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
 use serde_json::json;
@@ -22,9 +24,9 @@ static INFO: PassInfo = PassInfo {
     options: &[
         OptionSpec {
             name: "format",
-            kind: OptionKind::Enum(&["json", "table", "loops"]),
+            kind: OptionKind::Enum(&["json", "table", "loops", "core"]),
             default: "json",
-            description: "One JSON object per line, a readable table, or the address loops as JSON",
+            description: "One JSON object per line, a readable table, the address loops, or the canonical core form",
         },
         OptionSpec {
             name: "limit",
@@ -40,6 +42,7 @@ fn create(options: &OptionValues) -> Box<dyn Pass> {
     let format = match options.text("format") {
         "table" => Format::Table,
         "loops" => Format::Loops,
+        "core" => Format::Core,
         _ => Format::Json,
     };
     Box::new(LayoutPrint { format, limit: options.int("limit").max(0) as u64 })
@@ -50,6 +53,7 @@ enum Format {
     Json,
     Table,
     Loops,
+    Core,
 }
 
 struct LayoutPrint {
@@ -88,6 +92,7 @@ impl Pass for LayoutPrint {
                 };
                 let shown = match self.format {
                     Format::Loops => layout.access_pattern().map(|p| loops_line(&loc, &text, &p)),
+                    Format::Core => layout.to_repr().and_then(|r| canonical(&r)).map(|c| core_line(&loc, &text, &c)),
                     Format::Table => layout.tabulate(self.limit).map(|tab| table(&loc, &text, &tab)),
                     Format::Json => layout.tabulate(self.limit).map(|tab| json_line(&loc, &text, &tab)),
                 };
@@ -152,6 +157,24 @@ fn json_line(loc: &str, text: &str, tab: &Tabulation) -> String {
         "offsets": tab.offsets,
         "positions": positions,
     });
+    format!("{value}\n")
+}
+
+/// The canonical core form: what the layout means, whatever its notation.
+fn core_line(loc: &str, text: &str, c: &Canonical) -> String {
+    let dims: Vec<_> = c
+        .dims
+        .iter()
+        .zip(&c.digits)
+        .map(|(d, digits)| {
+            json!({
+                "name": d.name, "extent": d.extent, "start": d.start, "stored": d.stored, "pad": d.pad.name(),
+                "digits": digits.iter().map(|&(place, extent, stride)| json!([place, extent, stride])).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let value =
+        json!({ "loc": loc, "layout": text, "dims": dims, "replicas": c.replicas, "base": c.base, "cosize": c.cosize });
     format!("{value}\n")
 }
 
