@@ -71,10 +71,9 @@ fn rewrite(l: &Layout, pick: u32, which: usize) -> Layout {
         0 => r.factors.rotate_left(which % n.max(1)),
         1 => {
             // Split a composite digit e = e1·e2 into two.
-            if let Some(i) = (0..n)
-                .map(|i| (i + which) % n)
-                .find(|&i| r.factors[i].dim.is_some() && r.factors[i].extent % 2 == 0 && r.factors[i].extent > 2)
-            {
+            if let Some(i) = (0..n).map(|i| (i + which) % n).find(|&i| {
+                r.factors[i].dim.is_some() && r.factors[i].extent.is_multiple_of(2) && r.factors[i].extent > 2
+            }) {
                 let f = r.factors[i];
                 r.factors[i].extent = 2;
                 let hi = Factor { place: f.place * 2, extent: f.extent / 2, stride: f.stride * 2, ..f };

@@ -281,7 +281,7 @@ impl FuriosaLayout {
         let mut parts = Vec::new();
         for f in &digits {
             let stride = f.stride as u64;
-            if room % stride != 0 || room / stride < f.extent {
+            if !room.is_multiple_of(stride) || room / stride < f.extent {
                 return no("its digits do not nest by stride");
             }
             let k = f.dim.unwrap();

@@ -124,14 +124,14 @@ fn split(d: Digit, minor: u64, pair: &Expr) -> Result<(Option<Digit>, Option<Dig
     if d.extent == 1 {
         return Ok((None, None));
     }
-    if d.weight % minor == 0 {
+    if d.weight.is_multiple_of(minor) {
         return Ok((Some(Digit { weight: d.weight / minor, ..d }), None));
     }
     if d.weight.saturating_mul(d.extent) <= minor {
         return Ok((None, Some(d)));
     }
     let k = minor / d.weight;
-    if minor % d.weight == 0 && d.extent % k == 0 {
+    if minor.is_multiple_of(d.weight) && d.extent.is_multiple_of(k) {
         let lo = Digit { extent: k, ..d };
         let hi = Digit { stride: d.stride * k as i64, extent: d.extent / k, weight: 1 };
         return Ok((Some(hi), Some(lo)));

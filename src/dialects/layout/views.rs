@@ -225,7 +225,7 @@ fn carve(mut rest: Vec<Factor>, n: u64) -> Option<(Vec<Factor>, Vec<Factor>)> {
     let mut place = 1;
     while need > 1 {
         let d = rest.pop()?;
-        if d.extent <= need && need % d.extent == 0 {
+        if d.extent <= need && need.is_multiple_of(d.extent) {
             part.push(Factor { place, ..d });
             place *= d.extent;
             need /= d.extent;

@@ -94,7 +94,7 @@ impl XlaLayout {
             return fail("tiles need a minor_to_major");
         }
         for t in &self.tiles {
-            if t.iter().any(|d| *d == TileDim::Size(0)) {
+            if t.contains(&TileDim::Size(0)) {
                 return fail("a tile dimension is 0");
             }
         }
@@ -187,7 +187,7 @@ fn split(pieces: Phys, t: u64, dims: &[u64]) -> Option<(Phys, Phys)> {
     }
     while left > 1 {
         let mut last = rest.pop()?;
-        if left % last.slots == 0 && !rest.is_empty() {
+        if left.is_multiple_of(last.slots) && !rest.is_empty() {
             left /= last.slots;
             minor.insert(0, last);
             continue;

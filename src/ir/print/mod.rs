@@ -180,7 +180,7 @@ impl<'c> Printer<'c> {
         self.out.push(')');
         let succs = ctx.body.successors(op);
         if !succs.is_empty() {
-            self.out.push_str("[");
+            self.out.push('[');
             for (i, &b) in succs.iter().enumerate() {
                 if i > 0 {
                     self.out.push_str(", ");
