@@ -92,6 +92,16 @@ impl LayoutAttr {
         }
     }
 
+    /// Checks what parsing cannot: sizes, preconditions, and (Furiosa) that the mapping has a strided meaning.
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        match self {
+            LayoutAttr::Cute(c) => c.validate(),
+            LayoutAttr::Xla(x) => x.validate(),
+            LayoutAttr::Furiosa(f) => f.validate().and_then(|_| super::furiosa_lower::to_repr(f)).map(|_| ()),
+            LayoutAttr::Ck(c) => c.validate(),
+        }
+    }
+
     /// The order in which the notation numbers logical elements.
     pub fn order(&self) -> Order {
         match self {

@@ -69,27 +69,12 @@ fn materialize_constant(ctx: &mut Context, value: AttrId, ty: TypeId, loc: Loc) 
 fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrId, ItemError> {
     let body = body.ok_or_else(|| ItemError::new(format!("#{name} needs a body in angle brackets")))?;
     let value = match name {
-        "layout.cute" => {
-            let c = syntax::parse_cute(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
-            c.validate().map_err(|e| ItemError::new(e.0))?;
-            LayoutAttr::Cute(c)
-        }
-        "layout.furiosa" => {
-            let x = syntax::parse_furiosa(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
-            x.validate().and_then(|_| furiosa_lower::to_repr(&x)).map_err(|e| ItemError::new(e.0))?;
-            LayoutAttr::Furiosa(x)
-        }
-        "layout.ck" => {
-            let x = syntax::parse_ck(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
-            x.validate().map_err(|e| ItemError::new(e.0))?;
-            LayoutAttr::Ck(x)
-        }
-        "layout.xla" => {
-            let x = syntax::parse_xla(body).map_err(|e| ItemError { message: e.message, offset: e.offset })?;
-            x.validate().map_err(|e| ItemError::new(e.0))?;
-            LayoutAttr::Xla(x)
-        }
+        "layout.cute" => LayoutAttr::Cute(syntax::parse_cute(body)?),
+        "layout.furiosa" => LayoutAttr::Furiosa(syntax::parse_furiosa(body)?),
+        "layout.ck" => LayoutAttr::Ck(syntax::parse_ck(body)?),
+        "layout.xla" => LayoutAttr::Xla(syntax::parse_xla(body)?),
         _ => return Err(ItemError::new(format!("unknown attribute '{name}' in dialect 'layout'"))),
     };
+    value.validate().map_err(|e| ItemError::new(e.0))?;
     Ok(ctx.attr(Attr::Dialect(DialectData(Arc::new(value)))))
 }

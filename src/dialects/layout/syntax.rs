@@ -26,6 +26,12 @@ impl BodyError {
     }
 }
 
+impl From<BodyError> for crate::ir::registry::ItemError {
+    fn from(e: BodyError) -> Self {
+        crate::ir::registry::ItemError { message: e.message, offset: e.offset }
+    }
+}
+
 /// Parses a decimal integer token (negated if `neg`), at `offset` for errors.
 pub fn int(text: &str, neg: bool, offset: usize) -> Result<i64, ParseError<usize, super::lexer::Tok<'_>, BodyError>> {
     let value: i128 = text.parse().unwrap_or(i128::MAX);
