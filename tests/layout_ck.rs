@@ -11,7 +11,7 @@ fn ck(text: &str) -> CkLayout {
 }
 
 fn repr(text: &str) -> Layout {
-    ck(text).to_repr().unwrap_or_else(|e| panic!("{text}: {e}"))
+    ck(text).to_core().and_then(|g| g.into_strided()).unwrap_or_else(|e| panic!("{text}: {e}"))
 }
 
 #[test]
@@ -88,7 +88,9 @@ fn rejected_forms_say_why() {
         err("packed([3, 4]), transform(merge([3, 4]) [0, 1] -> [0, 1])").contains("merge reads 2 lower and defines 1")
     );
     assert!(err("packed([4]), transform(spin(4) [0] -> [0])").contains("unknown CK transform"));
-    assert!(err("packed([4, 4]), transform(xor([4, 4]) [0, 1] -> [0, 1])").contains("xor has no strided form"));
+    assert!(err("packed([3, 3]), transform(xor([3, 3]) [0, 1] -> [0, 1])").contains("power-of-two"));
+    let combined = "packed([8]), transform(modulo(8, 4) [0] -> [0]), transform(unmerge([2, 4]) [0] -> [0, 1])";
+    assert!(err(combined).contains("modulo of a combined coordinate has no core form yet"));
     assert!(err("strided([4])").contains("expected naive"));
 }
 

@@ -48,14 +48,14 @@ proptest! {
             prop_assert!(same_placement(&back, &l).unwrap(), "cute {}", c);
         }
         if let Ok(c) = CkLayout::from_repr(&l) {
-            let back = parse_ck(&c.to_string()).unwrap().to_repr().unwrap();
+            let back = parse_ck(&c.to_string()).unwrap().to_core().unwrap().into_strided().unwrap();
             prop_assert!(same_placement(&back, &l).unwrap(), "ck {}", c);
         }
         match FuriosaLayout::from_repr(&l) {
             Ok(f) => {
                 let parsed = parse_furiosa(&f.to_string()).unwrap();
                 parsed.validate().unwrap();
-                let back = furiosa_lower::to_repr(&parsed).unwrap();
+                let back = furiosa_lower::to_core(&parsed).unwrap().into_strided().unwrap();
                 prop_assert!(same_placement(&back, &l).unwrap(), "furiosa {}", f);
                 prop_assert_eq!(back.cosize, l.cosize);
             }

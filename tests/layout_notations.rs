@@ -9,8 +9,8 @@ fn all_four(xla: &str, cute: &str, furiosa: &str, ck: &str) -> [Layout; 4] {
     [
         parse_xla(xla).unwrap().to_repr().unwrap(),
         parse_cute(cute).unwrap().layout().unwrap().to_repr().unwrap(),
-        furiosa_lower::to_repr(&parse_furiosa(furiosa).unwrap()).unwrap(),
-        parse_ck(ck).unwrap().to_repr().unwrap(),
+        furiosa_lower::to_core(&parse_furiosa(furiosa).unwrap()).unwrap().into_strided().unwrap(),
+        parse_ck(ck).unwrap().to_core().unwrap().into_strided().unwrap(),
     ]
 }
 

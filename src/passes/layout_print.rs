@@ -8,7 +8,7 @@ use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::layout::address::AccessPattern;
 use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
-use crate::dialects::layout::canonical::{canonical, Canonical};
+use crate::dialects::layout::general::{canonical_general, show_swizzle, CanonicalGeneral};
 use crate::dialects::layout::table::Slot;
 use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
 use serde_json::json;
@@ -92,7 +92,9 @@ impl Pass for LayoutPrint {
                 };
                 let shown = match self.format {
                     Format::Loops => layout.access_pattern().map(|p| loops_line(&loc, &text, &p)),
-                    Format::Core => layout.to_repr().and_then(|r| canonical(&r)).map(|c| core_line(&loc, &text, &c)),
+                    Format::Core => {
+                        layout.to_core().and_then(|g| canonical_general(&g)).map(|c| core_line(&loc, &text, &c))
+                    }
                     Format::Table => layout.tabulate(self.limit).map(|tab| table(&loc, &text, &tab)),
                     Format::Json => layout.tabulate(self.limit).map(|tab| json_line(&loc, &text, &tab)),
                 };
@@ -160,8 +162,10 @@ fn json_line(loc: &str, text: &str, tab: &Tabulation) -> String {
     format!("{value}\n")
 }
 
-/// The canonical core form: what the layout means, whatever its notation.
-fn core_line(loc: &str, text: &str, c: &Canonical) -> String {
+/// The canonical core form: what the layout means, whatever its notation. Coordinate stages and a swizzle, when
+/// the layout has them, come as `logical` (the dimensions the stages read), `stages` and `swizzle`.
+fn core_line(loc: &str, text: &str, g: &CanonicalGeneral) -> String {
+    let c = &g.inner;
     let dims: Vec<_> = c
         .dims
         .iter()
@@ -173,8 +177,16 @@ fn core_line(loc: &str, text: &str, c: &Canonical) -> String {
             })
         })
         .collect();
-    let value =
+    let mut value =
         json!({ "loc": loc, "layout": text, "dims": dims, "replicas": c.replicas, "base": c.base, "cosize": c.cosize });
+    if !g.stages.is_empty() {
+        let logical: Vec<_> = g.logical.iter().map(|d| json!({ "name": d.name, "extent": d.extent })).collect();
+        value["logical"] = json!(logical);
+        value["stages"] = json!(g.stages.iter().map(ToString::to_string).collect::<Vec<_>>());
+    }
+    if let Some(sw) = &g.swizzle {
+        value["swizzle"] = json!(show_swizzle(sw));
+    }
     format!("{value}\n")
 }
 

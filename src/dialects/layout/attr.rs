@@ -4,8 +4,9 @@ use super::ck::CkLayout;
 use super::cute::{CuteLayout, IntTuple};
 use super::cute_algebra::Swizzle;
 use super::furiosa::FuriosaLayout;
+use super::general::GeneralLayout;
 use super::repr::{Layout, LayoutError};
-use super::table::{offsets, positions, Order, Slot};
+use super::table::{Order, Slot};
 use super::xla::XlaLayout;
 use crate::ir::dialect_data::DialectValue;
 use std::any::Any;
@@ -78,26 +79,39 @@ pub enum LayoutAttr {
 }
 
 impl LayoutAttr {
-    /// The core layout it means. A swizzled CuTe layout has none yet (a swizzle is not a sum of digits): an error,
-    /// so that nothing compares or views it as if it were unswizzled.
-    pub fn to_repr(&self) -> Result<Layout, LayoutError> {
+    /// The general core form it means: what tables, equivalence and `layout-print{format=core}` read.
+    pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
         match self {
-            LayoutAttr::Cute(c) if c.swizzle.is_some() => {
-                Err(LayoutError(format!("the swizzled layout {c} has no core form yet (only its table)")))
+            LayoutAttr::Cute(c) => {
+                let inner = c.layout()?.to_repr_at(c.offset)?;
+                Ok(GeneralLayout { swizzle: c.swizzle()?, ..GeneralLayout::from(inner) })
             }
-            LayoutAttr::Cute(c) => c.layout()?.to_repr_at(c.offset),
-            LayoutAttr::Xla(x) => x.to_repr(),
-            LayoutAttr::Furiosa(f) => super::furiosa_lower::to_repr(f),
-            LayoutAttr::Ck(c) => c.to_repr(),
+            LayoutAttr::Xla(x) => x.to_core(),
+            LayoutAttr::Furiosa(f) => super::furiosa_lower::to_core(f),
+            LayoutAttr::Ck(c) => c.to_core(),
         }
     }
 
-    /// Checks what parsing cannot: sizes, preconditions, and (Furiosa) that the mapping has a strided meaning.
+    /// The strided core layout it means, for the algebra, views and loops: an error naming the stage or swizzle
+    /// when it has none, so that nothing compares or views a layout as if its stages were not there.
+    pub fn to_repr(&self) -> Result<Layout, LayoutError> {
+        self.to_core()?
+            .into_strided()
+            .map_err(|e| LayoutError(format!("the layout {} has no strided form: {e}", self.show())))
+    }
+
+    /// The attribute as written in the IR.
+    pub fn show(&self) -> String {
+        format!("#{}<{}>", self.name(), self.print_body().unwrap_or_default())
+    }
+
+    /// Checks what parsing cannot: sizes, preconditions, and that the layout has a core form. (A CuTe layout is
+    /// a function of its coordinates first: it may reach negative offsets, which a core form, a buffer, cannot.)
     pub fn validate(&self) -> Result<(), LayoutError> {
         match self {
             LayoutAttr::Cute(c) => c.validate(),
+            LayoutAttr::Furiosa(f) => f.validate().and_then(|_| super::furiosa_lower::to_core(f)).map(|_| ()),
             LayoutAttr::Xla(x) => x.validate(),
-            LayoutAttr::Furiosa(f) => f.validate().and_then(|_| super::furiosa_lower::to_repr(f)).map(|_| ()),
             LayoutAttr::Ck(c) => c.validate(),
         }
     }
@@ -127,73 +141,29 @@ pub struct Tabulation {
 impl LayoutAttr {
     /// Tabulates the layout if it has at most `limit` elements and positions (else says how many it has).
     pub fn tabulate(&self, limit: u64) -> Result<Tabulation, LayoutError> {
-        // A swizzled layout is tabulated from its unswizzled layout, then swizzled offset by offset.
-        let repr = match self {
-            LayoutAttr::Cute(c) if c.swizzle.is_some() => c.layout()?.to_repr()?,
-            _ => self.to_repr()?,
-        };
+        let core = self.to_core()?;
         let too_big = |what: &str, n: u64| LayoutError(format!("{n} {what} are more than the limit of {limit}"));
-        if repr.size() > limit {
-            return Err(too_big("elements", repr.size()));
+        if core.size() > limit {
+            return Err(too_big("elements", core.size()));
         }
-        match self {
-            LayoutAttr::Cute(c) => match c.swizzle()? {
-                None => Ok(self.tabulate_repr(&repr, limit)?),
-                Some(sw) => {
-                    let offs: Vec<Option<i64>> =
-                        offsets(&repr, self.order()).into_iter().map(|o| o.map(|o| sw.apply(c.offset + o))).collect();
-                    if let Some(neg) = offs.iter().flatten().find(|&&o| o < 0) {
-                        return Err(LayoutError(format!("the swizzled layout reaches offset {neg}")));
-                    }
-                    let cosize = offs.iter().flatten().max().map_or(0, |m| *m as u64 + 1);
-                    if cosize > limit {
-                        return Err(too_big("positions", cosize));
-                    }
-                    let positions = slots_of(&offs, cosize);
-                    Ok(Tabulation { size: repr.size(), cosize, offsets: offs, positions })
-                }
-            },
-            LayoutAttr::Xla(_) | LayoutAttr::Furiosa(_) | LayoutAttr::Ck(_) => self.tabulate_repr(&repr, limit),
-        }
-    }
-
-    fn tabulate_repr(&self, repr: &Layout, limit: u64) -> Result<Tabulation, LayoutError> {
-        if repr.cosize > limit {
-            return Err(LayoutError(format!("{} positions are more than the limit of {limit}", repr.cosize)));
+        if core.cosize() > limit {
+            return Err(too_big("positions", core.cosize()));
         }
         let order = self.order();
         Ok(Tabulation {
-            size: repr.size(),
-            cosize: repr.cosize,
-            offsets: offsets(repr, order),
-            positions: positions(repr, order),
+            size: core.size(),
+            cosize: core.cosize(),
+            offsets: core.offsets(order)?,
+            positions: core.positions(order)?,
         })
     }
-}
 
-impl LayoutAttr {
     /// The loop nest that visits the stored elements in the notation's order.
     pub fn access_pattern(&self) -> Result<super::address::AccessPattern, LayoutError> {
-        if let LayoutAttr::Cute(c) = self {
-            if c.swizzle.is_some() {
-                return Err(LayoutError(format!("the swizzle of {c} needs a general address form, not loops")));
-            }
-        }
-        super::address::access_pattern(&self.to_repr()?, self.order())
+        let strided = self.to_core()?.into_strided();
+        let strided = strided.map_err(|e| LayoutError(format!("{e}: it needs a general address form, not loops")))?;
+        super::address::access_pattern(&strided, self.order())
     }
-}
-
-/// Positions from element offsets alone (every unused position is Top padding).
-fn slots_of(offsets: &[Option<i64>], cosize: u64) -> Vec<Slot> {
-    let mut live: Vec<Vec<u64>> = vec![Vec::new(); cosize as usize];
-    for (i, o) in offsets.iter().enumerate() {
-        if let Some(o) = o {
-            live[*o as usize].push(i as u64);
-        }
-    }
-    live.into_iter()
-        .map(|v| if v.is_empty() { Slot::Padding(super::repr::PadKind::Top) } else { Slot::Live(v) })
-        .collect()
 }
 
 impl DialectValue for LayoutAttr {

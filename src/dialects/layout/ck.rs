@@ -3,7 +3,9 @@
 //! coordinates to the lower ones of the stage below, as `transform_tensor_descriptor` does. Lowered to the core
 //! by pushing each top dimension's coordinate down as digits with coefficients.
 
+use super::general::GeneralLayout;
 use super::repr::{Dim, Factor, Layout, LayoutError};
+use super::stage::Stage;
 use std::fmt;
 
 /// A transform argument as written: an integer or a list.
@@ -231,20 +233,22 @@ impl CkLayout {
 
     /// Checks the structure and that the descriptor has a core form.
     pub fn validate(&self) -> Result<(), LayoutError> {
-        self.to_repr().map(|_| ())
+        self.to_core().map(|_| ())
     }
 
-    /// The core layout: dimensions = the top stage's upper dimensions (row-major numbering).
-    pub fn to_repr(&self) -> Result<Layout, LayoutError> {
+    /// The core form: dimensions = the top stage's upper dimensions (row-major numbering). `modulo` and `xor`
+    /// of whole top coordinates become coordinate stages in front of the strided layout.
+    pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
         let levels = self.stage_lengths()?;
         let top = levels.last().unwrap();
         let mut stored: Vec<(u64, u64)> = top.iter().map(|&n| (0, n)).collect();
+        let mut staged = Staged { stages: Vec::new(), extents: top.clone() };
         // The value of each dimension of the current level, as digits of the top coordinates.
         let mut exprs: Vec<Lin> = (0..top.len()).map(|u| Lin::coordinate(u, top[u])).collect();
         for (s, stage) in self.stages.iter().enumerate().rev() {
             let mut lower = vec![Lin::default(); levels[s].len()];
             for t in stage {
-                apply(t, &exprs, &mut lower, &mut stored).map_err(|m| stage_error(s, m))?;
+                apply(t, &exprs, &mut lower, &mut stored, &mut staged).map_err(|m| stage_error(s, m))?;
             }
             exprs = lower;
         }
@@ -269,11 +273,10 @@ impl CkLayout {
         let span: i128 =
             self.lengths.iter().zip(&strides).map(|(&l, &s)| (l as i128 - 1).max(0) * s.max(0) as i128).sum();
         let cosize = u64::try_from(span + 1).map_err(|_| too_large())?;
-        let dims = top.iter().zip(&stored).map(|(&n, &(start, end))| Dim { stored: end.min(n), start, ..Dim::new(n) });
-        let dims = dims.collect();
-        let layout = Layout { dims, factors, base, cosize };
-        layout.validate()?;
-        Ok(layout)
+        let dims = staged.extents.iter().zip(&stored);
+        let dims = dims.map(|(&n, &(start, end))| Dim { stored: end.min(n), start, ..Dim::new(n) }).collect();
+        let logical = top.iter().map(|&n| Dim::new(n)).collect();
+        GeneralLayout::staged(logical, staged.stages, Layout { dims, factors, base, cosize })
     }
 }
 
@@ -313,8 +316,20 @@ impl Lin {
     }
 }
 
+/// The coordinate stages met so far (top first) and the extents of the top coordinates after them.
+struct Staged {
+    stages: Vec<Stage>,
+    extents: Vec<u64>,
+}
+
 /// Pushes the upper values of transform `t` down to its lower dimensions.
-fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [(u64, u64)]) -> Result<(), String> {
+fn apply(
+    t: &Transform,
+    upper: &[Lin],
+    lower: &mut [Lin],
+    stored: &mut [(u64, u64)],
+    staged: &mut Staged,
+) -> Result<(), String> {
     let up = |i: usize| upper[t.upper[i] as usize].clone();
     let low = t.lower.first().map(|&l| l as usize);
     match &t.kind {
@@ -363,7 +378,20 @@ fn apply(t: &Transform, upper: &[Lin], lower: &mut [Lin], stored: &mut [(u64, u6
         }
         Kind::Freeze(i) => lower[low.unwrap()] = Lin { konst: *i, terms: Vec::new() },
         Kind::Replicate(_) => {}
-        Kind::Modulo(..) | Kind::Xor(_) => return Err(format!("{} has no strided form", t.name)),
+        Kind::Modulo(_, m) => {
+            let (dim, _) = up(0).whole().ok_or("modulo of a combined coordinate has no core form yet")?;
+            staged.stages.push(Stage::Modulo { dim, modulus: *m });
+            (staged.extents[dim], stored[dim]) = (*m, (0, stored[dim].1.min(*m)));
+            lower[low.unwrap()] = Lin::coordinate(dim, *m);
+        }
+        Kind::Xor(lengths) => {
+            let whole = |i: usize| up(i).whole().ok_or("xor of a combined coordinate has no core form yet");
+            let [_, _] = lengths.as_slice() else { return Err("xor needs two dimensions".into()) };
+            let ((by, by_extent), (dim, extent)) = (whole(0)?, whole(1)?);
+            staged.stages.push(Stage::Xor { dim, by });
+            lower[t.lower[0] as usize] = Lin::coordinate(by, by_extent);
+            lower[t.lower[1] as usize] = Lin::coordinate(dim, extent);
+        }
     }
     Ok(())
 }
@@ -421,7 +449,7 @@ impl CkLayout {
         };
         let stages = [merges, fixes].into_iter().filter(|st| !identity(st)).collect();
         let layout = CkLayout { lengths, strides: Some(strides), stages };
-        let back = layout.to_repr()?;
+        let back = layout.to_core()?.into_strided()?;
         if back.base != l.base {
             return fail(&format!("it starts at offset {}, and CK descriptors start at 0", l.base - back.base));
         }

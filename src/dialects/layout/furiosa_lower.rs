@@ -6,7 +6,9 @@
 //! boundary without dividing it has no strided form and is an error naming the pair.
 
 use super::furiosa::{AliasValue, Expr, FuriosaLayout, Operand};
+use super::general::GeneralLayout;
 use super::repr::{fail, Dim, Factor, Layout, LayoutError, PadKind};
+use super::stage::Stage;
 use indexmap::IndexMap;
 
 /// Values `[0, extent)` at buffer stride `stride`, adding `value · weight` to the position of the node it feeds.
@@ -42,8 +44,10 @@ fn tighter(a: Limit, b: Limit) -> Limit {
     }
 }
 
-/// Lowers a validated Furiosa layout to the core representation (dimensions = declared axes, in order).
-pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
+/// Lowers a validated Furiosa layout to the core form (dimensions = declared axes, in order). A skewed axis
+/// `B' = B − A` becomes a skew stage of `B` by `A` in front of the strided layout of `B'`; an axis the mapping
+/// reads only through `B / n` becomes a sampling stage.
+pub fn to_core(f: &FuriosaLayout) -> Result<GeneralLayout, LayoutError> {
     let root = expand(f, &f.mapping)?;
     let size = f.size(&root)?;
     let mut all: Vec<Expr> = Vec::new();
@@ -72,7 +76,10 @@ pub fn to_repr(f: &FuriosaLayout) -> Result<Layout, LayoutError> {
                 digits.into_iter().for_each(|d| entry.push(d, limit));
             }
             Expr::Broadcast(_) => replicas.extend(broadcast(digits, limit, node)?),
-            Expr::Skewed(a) => return fail(format!("the skewed axis {a}' has no strided form yet")),
+            Expr::Skewed(a) => {
+                let entry = axes.entry(format!("{a}'")).or_default();
+                digits.into_iter().for_each(|d| entry.push(d, limit));
+            }
             Expr::Escape(_) => unreachable!("escapes are expanded"),
             Expr::Pair(l, r) => {
                 let minor = f.size(r)?;
@@ -187,16 +194,37 @@ fn build(
     mut axes: IndexMap<String, Feed>,
     replicas: Vec<Digit>,
     size: u64,
-) -> Result<Layout, LayoutError> {
+) -> Result<GeneralLayout, LayoutError> {
     let mut dims = Vec::new();
     let mut factors = Vec::new();
+    let mut stages = Vec::new();
     for (k, (name, extent)) in f.axes.iter().enumerate() {
-        let Feed { digits, limit } = axes.shift_remove(name).unwrap_or_default();
+        let mut feed = axes.shift_remove(name).unwrap_or_default();
+        let mut inner_name = name.clone();
+        if let Some((skewed, _, minus)) = f.skews.iter().find(|(_, of, _)| of == name) {
+            if let Some(primed) = axes.shift_remove(&format!("{skewed}'")) {
+                if !feed.digits.is_empty() {
+                    return fail(format!("the mapping reads both {name} and its skewed axis {skewed}'"));
+                }
+                feed = primed;
+                let by = f.axes.iter().position(|(a, _)| a == minus).expect("validated skew");
+                stages.push(Stage::Skew { dim: k, by, sign: -1 });
+                inner_name = format!("{skewed}'");
+            }
+        }
+        let Feed { digits, limit } = feed;
+        let digits = coalesce(digits);
+        // Read only at multiples of the lowest weight: a sampling stage, then digits of the sampled coordinate.
+        let step = digits.first().map_or(1, |d| d.weight);
+        if step > 1 {
+            stages.push(Stage::Sample { dim: k, step });
+        }
         let mut place = 1u64;
-        for d in &coalesce(digits) {
-            if d.weight != place {
+        for d in &digits {
+            if d.weight != place * step {
                 return fail(format!(
-                    "axis {name} is stored only at some coordinates: no digit of weight {place} (has weight {})",
+                    "axis {name} is stored only at some coordinates: no digit of weight {} (has weight {})",
+                    place * step,
                     d.weight
                 ));
             }
@@ -204,15 +232,15 @@ fn build(
             place *= d.extent;
         }
         let (bound, pad) = limit.unwrap_or((u64::MAX, PadKind::Top));
-        let stored = place.min(*extent).min(bound);
-        dims.push(Dim { name: Some(name.clone()), extent: *extent, stored, start: 0, pad });
+        let inner_extent = extent.div_ceil(step);
+        let stored = place.min(inner_extent).min(bound.div_ceil(step));
+        dims.push(Dim { name: Some(inner_name), extent: inner_extent, stored, start: 0, pad });
     }
     for d in replicas {
         factors.push(Factor { dim: None, place: 1, extent: d.extent, stride: d.stride });
     }
-    let layout = Layout { dims, factors, base: 0, cosize: size };
-    layout.validate()?;
-    Ok(layout)
+    let logical = f.axes.iter().map(|(name, n)| Dim { name: Some(name.clone()), ..Dim::new(*n) }).collect();
+    GeneralLayout::staged(logical, stages, Layout { dims, factors, base: 0, cosize: size })
 }
 
 /// The expression with aliases replaced by what they name and constant operands by their values.

@@ -8,6 +8,7 @@
 //!   type folds away.
 
 use super::constant::layout_of;
+use super::general::GeneralLayout;
 use super::repr::Layout;
 use super::views::{self, ViewError};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
@@ -63,14 +64,14 @@ fn tensor_parts(ctx: &Context, ty: TypeId) -> Option<(&[u64], TypeId, Option<Att
 }
 
 /// The core layout of a tensor type's encoding, checked against its shape.
-fn tensor_layout(ctx: &Context, op: OpId, ty: TypeId, what: &str) -> Result<Layout, Diagnostic> {
+fn tensor_layout(ctx: &Context, op: OpId, ty: TypeId, what: &str) -> Result<GeneralLayout, Diagnostic> {
     let (shape, _, encoding) =
         tensor_parts(ctx, ty).ok_or_else(|| op_error(ctx, op, format!("{what} must be a tensor")))?;
     let attr = encoding
         .and_then(|e| layout_of(ctx, e))
         .ok_or_else(|| op_error(ctx, op, format!("{what} must have a layout encoding")))?;
-    let layout = attr.to_repr().map_err(|e| op_error(ctx, op, e))?;
-    let extents: Vec<u64> = layout.dims.iter().map(|d| d.extent).collect();
+    let layout = attr.to_core().map_err(|e| op_error(ctx, op, e))?;
+    let extents = layout.extents();
     if extents != shape {
         let msg = format!("{what}'s layout is for shape {extents:?}, not the tensor's {shape:?}");
         return Err(op_error(ctx, op, msg));
@@ -105,7 +106,7 @@ fn verify_copy(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     same_elements(ctx, op, src, dst)?;
     let from = tensor_layout(ctx, op, src, "the operand")?;
     let to = tensor_layout(ctx, op, dst, "the result")?;
-    if from.dims.iter().map(|d| d.extent).ne(to.dims.iter().map(|d| d.extent)) {
+    if from.extents() != to.extents() {
         return Err(op_error(ctx, op, "operand and result shapes differ"));
     }
     Ok(())
@@ -123,13 +124,14 @@ fn verify_view(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let to = tensor_layout(ctx, op, dst, "the result")?;
     let kind = ctx.op_attr(op, "kind").and_then(|a| ctx.attr_data(a).as_str().map(str::to_string)).unwrap_or_default();
     let args = int_args(ctx, op)?;
-    let viewed = apply_view(&from, &kind, &args).map_err(|e| match e {
+    let needs_copy = |reason| ViewError::NeedsCopy { reason, target: None };
+    let viewed = from.view(|l| apply_view(l, &kind, &args), needs_copy).map_err(|e| match e {
         ViewError::Invalid(m) => op_error(ctx, op, format!("{kind} {args:?}: {m}")),
         ViewError::NeedsCopy { reason, .. } => {
             op_error(ctx, op, format!("{kind} {args:?} is not a view of the operand's layout (needs a copy): {reason}"))
         }
     })?;
-    match super::canonical::same_placement(&viewed, &to) {
+    match super::general::same_placement_general(&viewed, &to) {
         Ok(true) => Ok(()),
         Ok(false) => {
             Err(op_error(ctx, op, format!("the result layout is not {kind} {args:?} of the operand's layout")))

@@ -4,7 +4,9 @@
 //! into the next more minor one. Lowered to the core representation digit by digit, so every tile counts in the
 //! footprint (XLA's own `ArraySize` sizes by the first tile only).
 
+use super::general::GeneralLayout;
 use super::repr::{fail, Dim, Factor, Layout, LayoutError};
+use super::stage::Stage;
 use std::fmt;
 
 /// One entry of a tile.
@@ -98,7 +100,46 @@ impl XlaLayout {
                 return fail("a tile dimension is 0");
             }
         }
-        self.to_repr().map(|_| ())
+        self.to_core().map(|_| ())
+    }
+
+    /// The general core form: the strided one when there is one; else, when the first tile combines dimensions
+    /// with `*` and then splits the combined coordinate inside a digit (XLA's own `T(*,*,2,*,3)` example), a
+    /// regroup stage that combines them first, before the strided layout of the combined shape.
+    pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
+        let err = match self.to_repr() {
+            Ok(l) => return Ok(l.into()),
+            Err(e) => e,
+        };
+        let Some(first) = self.tiles.first().filter(|t| t.contains(&TileDim::Combine)) else { return Err(err) };
+        let rank = self.dims.len();
+        let default: Vec<u64> = (0..rank as u64).rev().collect();
+        let m2m = self.minor_to_major.as_ref().unwrap_or(&default);
+        let physical: Vec<usize> = m2m.iter().rev().map(|&k| k as usize).collect();
+        if first.len() > rank {
+            return Err(err);
+        }
+        let untiled = rank - first.len();
+        let mut groups: Vec<Vec<usize>> = physical[..untiled].iter().map(|&k| vec![k]).collect();
+        let mut carry = Vec::new();
+        let mut tile = Vec::new();
+        for (t, &k) in first.iter().zip(&physical[untiled..]) {
+            carry.push(k);
+            if let TileDim::Size(_) = t {
+                groups.push(std::mem::take(&mut carry));
+                tile.push(*t);
+            }
+        }
+        if !carry.is_empty() {
+            return Err(err);
+        }
+        let dims: Vec<u64> = groups.iter().map(|g| g.iter().map(|&k| self.dims[k]).product()).collect();
+        let m2m = (0..dims.len() as u64).rev().collect();
+        let tiles = std::iter::once(tile).chain(self.tiles[1..].iter().cloned()).collect();
+        let combined = XlaLayout { elem: self.elem.clone(), dims, minor_to_major: Some(m2m), tiles };
+        let Ok(inner) = combined.to_repr() else { return Err(err) };
+        let logical = self.dims.iter().map(|&n| Dim::new(n)).collect();
+        GeneralLayout::staged(logical, vec![Stage::Regroup(groups)], inner)
     }
 
     /// The core layout: row-major over the logical dimensions for element order, the physical order, tiles and

@@ -1,0 +1,165 @@
+//! Coordinate stages: maps of logical coordinates that no sum of digits can say (regrouping, skew, xor, modulo,
+//! sampling), applied before a strided layout in the general core form ([`super::general::GeneralLayout`]).
+
+use super::repr::{fail, LayoutError};
+use std::fmt;
+
+/// One coordinate stage: it reads a coordinate vector and writes the one the next stage (or the strided layout)
+/// reads. Every stage reaches every coordinate of its output space, so that two general layouts with the same
+/// stages mean the same exactly when their strided layouts do.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Output coordinate `j` combines the input coordinates `groups[j]` row-major (the last fastest); every input
+    /// coordinate is in exactly one group. XLA's `*` tile dimensions, which combine dimensions before tiling.
+    Regroup(Vec<Vec<usize>>),
+    /// `e[dim] = (e[dim] + sign · e[by]) mod n[dim]`, `sign` = ±1: Furiosa's skewed axis `B' = B − A` is sign −1.
+    Skew {
+        /// The coordinate that is shifted.
+        dim: usize,
+        /// The coordinate it is shifted by.
+        by: usize,
+        /// +1 or −1.
+        sign: i8,
+    },
+    /// `e[dim] = e[dim] XOR (e[by] mod n[dim])`, `n[dim]` a power of two: CK's `xor` transform.
+    Xor {
+        /// The coordinate that is permuted.
+        dim: usize,
+        /// The coordinate whose low bits permute it.
+        by: usize,
+    },
+    /// `e[dim] = e[dim] mod modulus`, `modulus ≤ n[dim]`: CK's `modulo` (several coordinates share one element
+    /// position).
+    Modulo {
+        /// The coordinate reduced.
+        dim: usize,
+        /// The new extent.
+        modulus: u64,
+    },
+    /// Only coordinates `e[dim]` that are multiples of `step` are stored, as `e[dim] / step`: a Furiosa axis that
+    /// the mapping reads only through `A / step`.
+    Sample {
+        /// The sampled coordinate.
+        dim: usize,
+        /// Distance between stored coordinates.
+        step: u64,
+    },
+}
+
+impl Stage {
+    /// The extents after the stage, given those before it; checks the stage against them.
+    pub fn extents_after(&self, n: &[u64]) -> Result<Vec<u64>, LayoutError> {
+        let check = |d: usize| match d < n.len() {
+            true => Ok(()),
+            false => fail(format!("{self}: no dimension {d} in a rank-{} layout", n.len())),
+        };
+        let mut out = n.to_vec();
+        match self {
+            Stage::Regroup(groups) => return self.regrouped(groups, n),
+            Stage::Skew { dim, by, sign } => {
+                check(*dim)?;
+                check(*by)?;
+                if dim == by || sign.abs() != 1 {
+                    return fail(format!("{self}: a skew needs two different dimensions and a sign of ±1"));
+                }
+            }
+            Stage::Xor { dim, by } => {
+                check(*dim)?;
+                check(*by)?;
+                if dim == by || !n[*dim].is_power_of_two() {
+                    return fail(format!(
+                        "{self}: xor needs two different dimensions, the first of a power-of-two extent (has {})",
+                        n[*dim]
+                    ));
+                }
+            }
+            Stage::Modulo { dim, modulus } => {
+                check(*dim)?;
+                if *modulus == 0 || *modulus > n[*dim] {
+                    return fail(format!("{self}: the modulus must be in [1, {}]", n[*dim]));
+                }
+                out[*dim] = *modulus;
+            }
+            Stage::Sample { dim, step } => {
+                check(*dim)?;
+                if *step == 0 {
+                    return fail(format!("{self}: a sampling step of 0"));
+                }
+                out[*dim] = n[*dim].div_ceil(*step);
+            }
+        }
+        Ok(out)
+    }
+
+    fn regrouped(&self, groups: &[Vec<usize>], n: &[u64]) -> Result<Vec<u64>, LayoutError> {
+        let mut seen = vec![false; n.len()];
+        for &d in groups.iter().flatten() {
+            if d >= n.len() || std::mem::replace(&mut seen[d], true) {
+                return fail(format!("{self}: dimension {d} is out of range or in two groups"));
+            }
+        }
+        if let Some(d) = seen.iter().position(|s| !s) {
+            return fail(format!("{self}: dimension {d} is in no group"));
+        }
+        let product = |g: &Vec<usize>| g.iter().try_fold(1u64, |acc, &d| acc.checked_mul(n[d]));
+        groups.iter().map(|g| product(g).ok_or_else(|| LayoutError(format!("{self}: too large")))).collect()
+    }
+
+    /// Maps coordinate `e` (of a space with extents `n`, checked by [`Stage::extents_after`]) in place; `false`
+    /// when the element is not stored.
+    pub fn apply(&self, e: &mut Vec<u64>, n: &[u64]) -> bool {
+        match *self {
+            Stage::Regroup(ref groups) => {
+                *e = groups.iter().map(|g| g.iter().fold(0, |acc, &d| acc * n[d] + e[d])).collect();
+            }
+            Stage::Skew { dim, by, sign } => {
+                let (m, shift) = (n[dim], e[by] % n[dim]);
+                e[dim] = if sign < 0 { (e[dim] + m - shift) % m } else { (e[dim] + shift) % m };
+            }
+            Stage::Xor { dim, by } => e[dim] ^= e[by] % n[dim],
+            Stage::Modulo { dim, modulus } => e[dim] %= modulus,
+            Stage::Sample { dim, step } => {
+                if !e[dim].is_multiple_of(step) {
+                    return false;
+                }
+                e[dim] /= step;
+            }
+        }
+        true
+    }
+
+    /// Whether the stage changes nothing on a space of extents `n`.
+    pub fn is_identity(&self, n: &[u64]) -> bool {
+        match *self {
+            Stage::Regroup(ref groups) => {
+                groups.len() == n.len() && groups.iter().enumerate().all(|(j, g)| g.as_slice() == [j])
+            }
+            Stage::Skew { dim, by, .. } | Stage::Xor { dim, by } => n[dim] == 1 || n[by] == 1,
+            Stage::Modulo { dim, modulus } => modulus >= n[dim],
+            Stage::Sample { dim, step } => step == 1 || n[dim] == 1,
+        }
+    }
+
+    /// The stage's name, for diagnostics that say what needs a general form.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Stage::Regroup(_) => "regroup",
+            Stage::Skew { .. } => "skew",
+            Stage::Xor { .. } => "xor",
+            Stage::Modulo { .. } => "modulo",
+            Stage::Sample { .. } => "sample",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stage::Regroup(groups) => write!(f, "regroup({groups:?})"),
+            Stage::Skew { dim, by, sign } => write!(f, "skew(d{dim} {} d{by})", if *sign < 0 { '-' } else { '+' }),
+            Stage::Xor { dim, by } => write!(f, "xor(d{dim} ^ d{by})"),
+            Stage::Modulo { dim, modulus } => write!(f, "modulo(d{dim}, {modulus})"),
+            Stage::Sample { dim, step } => write!(f, "sample(d{dim}, {step})"),
+        }
+    }
+}
