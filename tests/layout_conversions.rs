@@ -1,4 +1,4 @@
-//! Conversions between notations, on generated layouts: whenever a layout can be written in CuTe, CK or Furiosa
+//! Conversions between notations, on generated layouts: whenever a layout can be written in CuTe, CK, Furiosa or XLA
 //! notation, the text printed for it parses back to a layout that places every element where the source does.
 
 use proptest::prelude::*;
@@ -8,7 +8,8 @@ use tapestry::dialects::layout::cute::CuteLayout;
 use tapestry::dialects::layout::furiosa::FuriosaLayout;
 use tapestry::dialects::layout::furiosa_lower;
 use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
-use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa};
+use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa, parse_xla};
+use tapestry::dialects::layout::xla::XlaLayout;
 
 /// Row-major-ish layouts: dimensions split into digits, placed in a shuffled nest with optional slack per digit.
 fn layout() -> impl Strategy<Value = Layout> {
@@ -51,6 +52,10 @@ proptest! {
             let back = parse_ck(&c.to_string()).unwrap().to_core().unwrap().into_strided().unwrap();
             prop_assert!(same_placement(&back, &l).unwrap(), "ck {}", c);
         }
+        if let Ok(x) = XlaLayout::from_repr(&l) {
+            let back = parse_xla(&x.to_string()).unwrap().to_repr().unwrap();
+            prop_assert!(same_placement(&back, &l).unwrap(), "xla {}", x);
+        }
         match FuriosaLayout::from_repr(&l) {
             Ok(f) => {
                 let parsed = parse_furiosa(&f.to_string()).unwrap();
@@ -63,4 +68,20 @@ proptest! {
             Err(e) => prop_assert!(false, "{}", e),
         }
     }
+}
+
+#[test]
+fn xla_is_found_for_dense_tiled_layouts() {
+    let xla = |t: &str| parse_xla(t).unwrap().to_repr().unwrap();
+    for text in ["f32[4,8]{1,0:T(2,4)}", "f32[3,5]{0,1}", "f32[3,5]{1,0:T(2,2)}", "f32[2,3,4]{0,2,1:T(2,2)}", "f32[6]"]
+    {
+        let found = XlaLayout::from_repr(&xla(text)).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert!(same_placement(&xla(&found.to_string()), &xla(text)).unwrap(), "{text} -> {found}");
+    }
+    // CuTe's (3,5):(8,1) ends its buffer after the last element: still XLA's pitch-8 rows.
+    let cute = parse_cute("(3,5):(8,1)").unwrap().layout().unwrap().to_repr().unwrap();
+    assert_eq!(XlaLayout::from_repr(&cute).unwrap().to_string(), "f32[3,5]{1,0:T(8)}");
+    // A stride that skips positions inside a row is not XLA.
+    let gappy = parse_cute("(4,4):(2,8)").unwrap().layout().unwrap().to_repr().unwrap();
+    assert!(XlaLayout::from_repr(&gappy).unwrap_err().0.contains("XLA cannot express"));
 }

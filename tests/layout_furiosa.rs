@@ -177,8 +177,9 @@ fn not_expressible_or_invalid() {
     // Skew and sampling have general core forms (tests/layout_general.rs), not strided ones.
     assert!(lower("axes[A = 4, B = 4, B' = B - A], m[A, B' = 4]").unwrap_err().contains("skew stage"));
     assert!(lower("axes[A = 8, B = 512], m[B / 64]").unwrap_err().contains("sample stage"));
-    let gap = lower("axes[B = 512], m[B / 64, B % 2]").unwrap_err();
-    assert!(gap.contains("stored only at some coordinates"), "{gap}");
+    assert!(lower("axes[B = 512], m[B / 64, B % 2]").unwrap_err().contains("sample stage"));
+    let skip = lower("axes[B = 12], m[B / 4, B % 3]").unwrap_err();
+    assert!(skip.contains("axis B is read at weight 4 past a digit ending at 3"), "{skip}");
 }
 
 #[test]

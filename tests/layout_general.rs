@@ -71,6 +71,15 @@ fn furiosa_sampled_axis() {
     assert_eq!(offsets[index(&[1, 128], &[2, 256])], Some(6));
     assert_eq!(offsets[index(&[1, 129], &[2, 256])], None);
     assert_eq!(offsets.iter().flatten().count(), 8);
+    // A gap between the digits: `[B / 64, B % 2]` stores B = 64q + r (r < 2) at 2q + r.
+    let g = furiosa("axes[B = 512], m[B / 64, B % 2]");
+    assert_eq!(g.stages, vec![Stage::Sample { dim: 0, place: 2, step: 32 }]);
+    let offsets = g.offsets(Order::RowMajor).unwrap();
+    assert_eq!((offsets[129], offsets[130], offsets[1]), (Some(5), None, Some(1)));
+    // Padding and a gap: of B < 61, only B = 0 and 1 have a zero gap digit.
+    let g = furiosa("axes[B = 61], m[B # 128 / 64, B # 128 % 2]");
+    let offsets = g.offsets(Order::RowMajor).unwrap();
+    assert_eq!(offsets.iter().flatten().count(), 2);
 }
 
 #[test]
@@ -118,7 +127,8 @@ fn stage(pick: u8, a: usize, b: usize, k: u64, n: &[u64]) -> Option<Stage> {
         0 if a != b => Some(Stage::Skew { dim: a, by: b, sign: if k.is_multiple_of(2) { -1 } else { 1 } }),
         1 if a != b && n[a].is_power_of_two() => Some(Stage::Xor { dim: a, by: b }),
         2 => Some(Stage::Modulo { dim: a, modulus: 1 + k % n[a] }),
-        3 => Some(Stage::Sample { dim: a, step: 1 + k % 3 }),
+        3 => Some(Stage::Sample { dim: a, place: 1 + b as u64 % 2, step: 1 + k % 3 })
+            .filter(|s| s.extents_after(n).is_ok()),
         4 if a + 1 < n.len() || a > 0 => {
             // Combine two neighbours.
             let lo = a.min(n.len() - 2);

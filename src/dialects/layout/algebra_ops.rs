@@ -92,7 +92,10 @@ fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Re
     match to {
         _ if matches!(
             (l, to),
-            (LayoutAttr::Cute(_), "cute") | (LayoutAttr::Ck(_), "ck") | (LayoutAttr::Furiosa(_), "furiosa")
+            (LayoutAttr::Cute(_), "cute")
+                | (LayoutAttr::Ck(_), "ck")
+                | (LayoutAttr::Furiosa(_), "furiosa")
+                | (LayoutAttr::Xla(_), "xla")
         ) =>
         {
             Ok(l.clone())
@@ -106,7 +109,8 @@ fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Re
             Ok(LayoutAttr::Cute(c))
         }
         "ck" => Ok(LayoutAttr::Ck(super::ck::CkLayout::from_repr(repr)?)),
-        other => fail(format!("cannot convert to '{other}' (cute, ck and furiosa can be targets)")),
+        "xla" => Ok(LayoutAttr::Xla(super::xla::XlaLayout::from_repr(repr)?)),
+        other => fail(format!("cannot convert to '{other}' (cute, ck, furiosa and xla can be targets)")),
     }
 }
 

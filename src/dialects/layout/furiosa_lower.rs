@@ -213,27 +213,30 @@ fn build(
             }
         }
         let Feed { digits, limit } = feed;
-        let digits = coalesce(digits);
-        // Read only at multiples of the lowest weight: a sampling stage, then digits of the sampled coordinate.
-        let step = digits.first().map_or(1, |d| d.weight);
-        if step > 1 {
-            stages.push(Stage::Sample { dim: k, step });
-        }
-        let mut place = 1u64;
-        for d in &digits {
-            if d.weight != place * step {
-                return fail(format!(
-                    "axis {name} is stored only at some coordinates: no digit of weight {} (has weight {})",
-                    place * step,
-                    d.weight
-                ));
+        // A digit read at a weight past the coordinates below it leaves a gap: only the coordinates whose gap
+        // digit is 0 are stored (a sampling stage per gap), and the digits are those of the sampled coordinate.
+        let (mut inner_extent, mut gaps) = (*extent, Vec::new());
+        let (mut place, mut weight) = (1u64, 1u64);
+        for d in &coalesce(digits) {
+            if d.weight != weight {
+                if !d.weight.is_multiple_of(weight) {
+                    return fail(format!("axis {name} is read at weight {} past a digit ending at {weight}", d.weight));
+                }
+                let step = d.weight / weight;
+                inner_extent = Stage::sampled_extent(inner_extent, place, step)
+                    .map_err(|e| LayoutError(format!("axis {name} is stored only at some coordinates: {e}")))?;
+                stages.push(Stage::Sample { dim: k, place, step });
+                gaps.push((place, step));
+                weight = d.weight;
             }
             factors.push(Factor { dim: Some(k), place, extent: d.extent, stride: d.stride });
             place *= d.extent;
+            weight *= d.extent;
         }
         let (bound, pad) = limit.unwrap_or((u64::MAX, PadKind::Top));
-        let inner_extent = extent.div_ceil(step);
-        let stored = place.min(inner_extent).min(bound.div_ceil(step));
+        // The sampled coordinates are in order: those below the bound are a prefix.
+        let below = |c: u64| gaps.iter().rev().fold(c, |c, &(p, step)| c % p + c / p * p * step) < bound;
+        let stored = place.min(inner_extent).min(partition_point(inner_extent, below));
         dims.push(Dim { name: Some(inner_name), extent: inner_extent, stored, start: 0, pad });
     }
     for d in replicas {
@@ -285,4 +288,18 @@ fn height(e: &Expr) -> usize {
         Expr::Sliding(items) => items.iter().map(|(x, _)| height(x)).max().unwrap_or(0),
         _ => 0,
     }
+}
+
+/// The number of `c` in `[0, n)` with `pred(c)`, for a `pred` true on a prefix.
+fn partition_point(n: u64, pred: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }

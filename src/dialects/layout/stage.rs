@@ -36,12 +36,15 @@ pub enum Stage {
         /// The new extent.
         modulus: u64,
     },
-    /// Only coordinates `e[dim]` that are multiples of `step` are stored, as `e[dim] / step`: a Furiosa axis that
-    /// the mapping reads only through `A / step`.
+    /// Only the coordinates `e[dim]` whose digit `(e[dim] / place) mod step` is 0 are stored, with that digit
+    /// removed (`e mod place + (e / (place · step)) · place`): a Furiosa axis the mapping reads only through
+    /// `A / step` (place 1), or with a gap between its digits (`[A / 64, A % 2]`: place 2, step 32).
     Sample {
         /// The sampled coordinate.
         dim: usize,
-        /// Distance between stored coordinates.
+        /// Weight of the removed digit.
+        place: u64,
+        /// Number of values of the removed digit (only its 0 is stored).
         step: u64,
     },
 }
@@ -80,15 +83,26 @@ impl Stage {
                 }
                 out[*dim] = *modulus;
             }
-            Stage::Sample { dim, step } => {
+            Stage::Sample { dim, place, step } => {
                 check(*dim)?;
-                if *step == 0 {
-                    return fail(format!("{self}: a sampling step of 0"));
-                }
-                out[*dim] = n[*dim].div_ceil(*step);
+                out[*dim] =
+                    Stage::sampled_extent(n[*dim], *place, *step).map_err(|e| LayoutError(format!("{self}: {e}")))?;
             }
         }
         Ok(out)
+    }
+
+    /// The extent of a coordinate of extent `n` after removing its digit of `step` values at `place`.
+    pub fn sampled_extent(n: u64, place: u64, step: u64) -> Result<u64, LayoutError> {
+        let block = place.checked_mul(step).filter(|_| place > 0 && step > 0);
+        let block = block.ok_or_else(|| LayoutError("a place or step of 0, or too large".into()))?;
+        // The last, partial block must still reach every low coordinate (else the stage would not reach its whole
+        // output space).
+        let rest = n % block;
+        if rest != 0 && rest < place {
+            return fail(format!("the extent {n} ends inside the removed digit of {step} values at {place}"));
+        }
+        Ok(n.div_ceil(block) * place)
     }
 
     fn regrouped(&self, groups: &[Vec<usize>], n: &[u64]) -> Result<Vec<u64>, LayoutError> {
@@ -118,11 +132,11 @@ impl Stage {
             }
             Stage::Xor { dim, by } => e[dim] ^= e[by] % n[dim],
             Stage::Modulo { dim, modulus } => e[dim] %= modulus,
-            Stage::Sample { dim, step } => {
-                if !e[dim].is_multiple_of(step) {
+            Stage::Sample { dim, place, step } => {
+                if !(e[dim] / place).is_multiple_of(step) {
                     return false;
                 }
-                e[dim] /= step;
+                e[dim] = e[dim] % place + e[dim] / (place * step) * place;
             }
         }
         true
@@ -136,7 +150,7 @@ impl Stage {
             }
             Stage::Skew { dim, by, .. } | Stage::Xor { dim, by } => n[dim] == 1 || n[by] == 1,
             Stage::Modulo { dim, modulus } => modulus >= n[dim],
-            Stage::Sample { dim, step } => step == 1 || n[dim] == 1,
+            Stage::Sample { dim, place, step } => step == 1 || n[dim] <= place,
         }
     }
 
@@ -159,7 +173,8 @@ impl fmt::Display for Stage {
             Stage::Skew { dim, by, sign } => write!(f, "skew(d{dim} {} d{by})", if *sign < 0 { '-' } else { '+' }),
             Stage::Xor { dim, by } => write!(f, "xor(d{dim} ^ d{by})"),
             Stage::Modulo { dim, modulus } => write!(f, "modulo(d{dim}, {modulus})"),
-            Stage::Sample { dim, step } => write!(f, "sample(d{dim}, {step})"),
+            Stage::Sample { dim, place: 1, step } => write!(f, "sample(d{dim}, {step})"),
+            Stage::Sample { dim, place, step } => write!(f, "sample(d{dim}, {step} at {place})"),
         }
     }
 }

@@ -258,3 +258,62 @@ fn split(pieces: Phys, t: u64, dims: &[u64]) -> Option<(Phys, Phys)> {
     }
     Some((rest, minor))
 }
+
+impl XlaLayout {
+    /// The XLA layout that places every element where `l` does, if XLA can say it: dense (base 0, no copies,
+    /// ascending strides by physical order) with at most one tile. The physical order is read off the strides of
+    /// each dimension's top digit; the tile off the low digits, trying a whole or no tile for a one-digit
+    /// dimension; each candidate is checked by placement. The element type is written `f32`: a layout alone does
+    /// not know its element type.
+    pub fn from_repr(l: &Layout) -> Result<XlaLayout, LayoutError> {
+        let cannot = |m: &str| LayoutError(format!("XLA cannot express this layout: {m}"));
+        if l.base != 0 || l.factors.iter().any(|f| f.dim.is_none() && f.extent > 1) {
+            return Err(cannot("it has a base offset or stores elements twice"));
+        }
+        let c = super::canonical::canonical(l)?;
+        if c.digits.iter().any(|d| d.len() > 2) {
+            return Err(cannot("a dimension has more than two digits (repeated tiles are not searched)"));
+        }
+        let top = |k: usize| c.digits[k].last().map_or(-1, |d| d.2);
+        let mut physical: Vec<usize> = (0..l.dims.len()).collect();
+        physical.sort_by_key(|&k| std::cmp::Reverse(top(k)));
+        let dims: Vec<u64> = l.dims.iter().map(|d| d.extent).collect();
+        let m2m: Vec<u64> = physical.iter().rev().map(|&k| k as u64).collect();
+        for candidate in tile_candidates(&c.digits, &physical, &dims) {
+            let tiles = if candidate.is_empty() { Vec::new() } else { vec![candidate] };
+            let x = XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m.clone()), tiles };
+            if x.to_repr().is_ok_and(|r| super::canonical::same_placement(&r, l).unwrap_or(false)) {
+                return Ok(x);
+            }
+        }
+        Err(cannot("no minor_to_major with at most one tile places the elements where it does"))
+    }
+}
+
+/// Tiles to try, smallest first: for each number of tiled minor dimensions, the low digit's extent of a
+/// two-digit dimension; for a one-digit dimension a whole tile, no tile (1), and a padded tile filling the room
+/// its stride leaves below the next more major dimension (a row pitch).
+fn tile_candidates(digits: &[Vec<(u64, u64, i64)>], physical: &[usize], dims: &[u64]) -> Vec<Vec<TileDim>> {
+    let low_stride = |k: usize| digits[k].first().map(|d| d.2);
+    let mut out = vec![Vec::new()];
+    for r in 1..=physical.len() {
+        let mut partial: Vec<Vec<TileDim>> = vec![Vec::new()];
+        for i in physical.len() - r..physical.len() {
+            let k = physical[i];
+            let room = match (i.checked_sub(1).and_then(|j| low_stride(physical[j])), low_stride(k)) {
+                (Some(major), Some(own)) if own > 0 && major % own == 0 => Some((major / own) as u64),
+                _ => None,
+            };
+            let choices = match digits[k].as_slice() {
+                [low, _] => vec![low.1],
+                _ => [Some(dims[k].max(1)), Some(1), room.filter(|&t| t > dims[k])].into_iter().flatten().collect(),
+            };
+            partial = partial
+                .into_iter()
+                .flat_map(|p| choices.iter().map(move |&t| [p.clone(), vec![TileDim::Size(t)]].concat()))
+                .collect();
+        }
+        out.extend(partial);
+    }
+    out
+}
