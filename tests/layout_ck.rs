@@ -1,10 +1,13 @@
 //! CK tensor descriptors: the worked examples of CK's tensor-view document (seed 003) and the layout notes,
 //! through the core representation.
 
+use tapestry::dialects::layout::attr::LayoutAttr;
 use tapestry::dialects::layout::canonical::equivalent;
 use tapestry::dialects::layout::ck::CkLayout;
+use tapestry::dialects::layout::general::equivalent_general;
 use tapestry::dialects::layout::repr::Layout;
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute};
+use tapestry::dialects::layout::table::Order;
 
 fn ck(text: &str) -> CkLayout {
     parse_ck(text).unwrap_or_else(|e| panic!("{text}: {e:?}"))
@@ -89,9 +92,23 @@ fn rejected_forms_say_why() {
     );
     assert!(err("packed([4]), transform(spin(4) [0] -> [0])").contains("unknown CK transform"));
     assert!(err("packed([3, 3]), transform(xor([3, 3]) [0, 1] -> [0, 1])").contains("power-of-two"));
-    let combined = "packed([8]), transform(modulo(8, 4) [0] -> [0]), transform(unmerge([2, 4]) [0] -> [0, 1])";
-    assert!(err(combined).contains("modulo of a combined coordinate has no core form yet"));
+    // Padding a coordinate that mixes two with gaps (a + 3b, a < 2) is not a regrouping.
+    let combined = "packed([6]), transform(right_pad(6, 2) [0] -> [0]), transform(embed([2, 3], [1, 3]) [0] -> [0, 1])";
+    let e = err(combined);
+    assert!(e.contains("transform stage 1: padding of a combined coordinate has no core form yet"), "{e}");
     assert!(err("strided([4])").contains("expected naive"));
+}
+
+#[test]
+fn reshapes_regroup_their_coordinates() {
+    // A (3, 2) view of a packed (2, 3) tensor through its flattening (unmerge above merge): row-major identity.
+    let reshape = "packed([2, 3]), transform(merge([2, 3]) [0, 1] -> [0]), transform(unmerge([3, 2]) [0] -> [0, 1])";
+    let g = LayoutAttr::Ck(parse_ck(reshape).unwrap()).to_core().unwrap();
+    assert!(equivalent_general(&g, &Layout::row_major(&[3, 2]).into()).unwrap());
+    // Then a modulo of the flattened coordinate: a regroup, then the modulo stage.
+    let m = "packed([4]), transform(modulo(8, 4) [0] -> [0]), transform(unmerge([2, 4]) [0] -> [0, 1])";
+    let g = LayoutAttr::Ck(parse_ck(m).unwrap()).to_core().unwrap();
+    assert_eq!(g.offsets(Order::RowMajor).unwrap(), [0, 1, 2, 3, 0, 1, 2, 3].map(Some));
 }
 
 #[test]

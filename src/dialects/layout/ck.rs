@@ -5,7 +5,6 @@
 
 use super::general::GeneralLayout;
 use super::repr::{Dim, Factor, Layout, LayoutError};
-use super::stage::Stage;
 use std::fmt;
 
 /// A transform argument as written: an integer or a list.
@@ -188,7 +187,7 @@ impl CkLayout {
     }
 
     /// The strides of the base descriptor (row-major for a packed one).
-    fn base_strides(&self) -> Vec<i64> {
+    pub(super) fn base_strides(&self) -> Vec<i64> {
         if let Some(s) = &self.strides {
             return s.clone();
         }
@@ -203,7 +202,7 @@ impl CkLayout {
 
     /// Lengths of every stage's dimensions, bottom (base) first; checks that each stage reads every lower
     /// dimension once and defines its upper dimensions `0..n` once.
-    fn stage_lengths(&self) -> Result<Vec<Vec<u64>>, LayoutError> {
+    pub(super) fn stage_lengths(&self) -> Result<Vec<Vec<u64>>, LayoutError> {
         let mut levels = vec![self.lengths.clone()];
         for (s, stage) in self.stages.iter().enumerate() {
             let below = levels.last().unwrap().len();
@@ -236,164 +235,15 @@ impl CkLayout {
         self.to_core().map(|_| ())
     }
 
-    /// The core form: dimensions = the top stage's upper dimensions (row-major numbering). `modulo` and `xor`
-    /// of whole top coordinates become coordinate stages in front of the strided layout.
+    /// The core form (see `ck_lower.rs`): dimensions = the top stage's upper dimensions (row-major numbering).
     pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
-        let levels = self.stage_lengths()?;
-        let top = levels.last().unwrap();
-        let mut stored: Vec<(u64, u64)> = top.iter().map(|&n| (0, n)).collect();
-        let mut staged = Staged { stages: Vec::new(), extents: top.clone() };
-        // The value of each dimension of the current level, as digits of the top coordinates.
-        let mut exprs: Vec<Lin> = (0..top.len()).map(|u| Lin::coordinate(u, top[u])).collect();
-        for (s, stage) in self.stages.iter().enumerate().rev() {
-            let mut lower = vec![Lin::default(); levels[s].len()];
-            for t in stage {
-                apply(t, &exprs, &mut lower, &mut stored, &mut staged).map_err(|m| stage_error(s, m))?;
-            }
-            exprs = lower;
-        }
-        let strides = self.base_strides();
-        let mut base = 0i64;
-        let mut factors = Vec::new();
-        let too_large = || LayoutError("descriptor too large".into());
-        for (lin, &stride) in exprs.iter().zip(&strides) {
-            base = lin.konst.checked_mul(stride).and_then(|b| base.checked_add(b)).ok_or_else(too_large)?;
-            for &(dim, place, extent, coef) in &lin.terms {
-                let stride = coef.checked_mul(stride).ok_or_else(too_large)?;
-                factors.push(Factor { dim: Some(dim), place, extent, stride });
-            }
-        }
-        // A coordinate that reaches nothing below (replicate) does not move the offset: a stride-0 digit.
-        for (dim, &(_, n)) in stored.iter().enumerate() {
-            let covered: u64 = factors.iter().filter(|f| f.dim == Some(dim)).map(|f| f.extent).product();
-            if covered < n {
-                factors.push(Factor { dim: Some(dim), place: covered, extent: n.div_ceil(covered), stride: 0 });
-            }
-        }
-        let span: i128 =
-            self.lengths.iter().zip(&strides).map(|(&l, &s)| (l as i128 - 1).max(0) * s.max(0) as i128).sum();
-        let cosize = u64::try_from(span + 1).map_err(|_| too_large())?;
-        let dims = staged.extents.iter().zip(&stored);
-        let dims = dims.map(|(&n, &(start, end))| Dim { stored: end.min(n), start, ..Dim::new(n) }).collect();
-        let logical = top.iter().map(|&n| Dim::new(n)).collect();
-        GeneralLayout::staged(logical, staged.stages, Layout { dims, factors, base, cosize })
+        super::ck_lower::to_core(self)
     }
 }
 
-fn stage_error(s: usize, msg: String) -> LayoutError {
+/// An error in transform stage `s` (numbered from 1 in the message).
+pub(super) fn stage_error(s: usize, msg: impl std::fmt::Display) -> LayoutError {
     LayoutError(format!("transform stage {}: {msg}", s + 1))
-}
-
-/// A lower coordinate as `konst + Σ ((top_dim / place) mod extent) · coef`.
-#[derive(Clone, Debug, Default)]
-struct Lin {
-    konst: i64,
-    terms: Vec<(usize, u64, u64, i64)>,
-}
-
-impl Lin {
-    fn coordinate(dim: usize, extent: u64) -> Lin {
-        Lin { konst: 0, terms: vec![(dim, 1, extent.max(1), 1)] }
-    }
-
-    /// The top dimension this is exactly the whole coordinate of, if it is one.
-    fn whole(&self) -> Option<(usize, u64)> {
-        match self.terms.as_slice() {
-            [(dim, 1, extent, 1)] if self.konst == 0 => Some((*dim, *extent)),
-            _ => None,
-        }
-    }
-
-    fn scaled(&self, c: i64) -> Result<Lin, String> {
-        let big = || "descriptor too large".to_string();
-        let terms = self.terms.iter().map(|&(d, p, e, k)| Ok((d, p, e, k.checked_mul(c).ok_or_else(big)?)));
-        Ok(Lin { konst: self.konst.checked_mul(c).ok_or_else(big)?, terms: terms.collect::<Result<_, String>>()? })
-    }
-
-    fn add(&mut self, other: Lin) {
-        self.konst += other.konst;
-        self.terms.extend(other.terms);
-    }
-}
-
-/// The coordinate stages met so far (top first) and the extents of the top coordinates after them.
-struct Staged {
-    stages: Vec<Stage>,
-    extents: Vec<u64>,
-}
-
-/// Pushes the upper values of transform `t` down to its lower dimensions.
-fn apply(
-    t: &Transform,
-    upper: &[Lin],
-    lower: &mut [Lin],
-    stored: &mut [(u64, u64)],
-    staged: &mut Staged,
-) -> Result<(), String> {
-    let up = |i: usize| upper[t.upper[i] as usize].clone();
-    let low = t.lower.first().map(|&l| l as usize);
-    match &t.kind {
-        Kind::PassThrough(_) => lower[low.unwrap()] = up(0),
-        Kind::Offset(_, o) => {
-            let konst = up(0).konst.checked_add(*o).ok_or("offset too large")?;
-            lower[low.unwrap()] = Lin { konst, ..up(0) }
-        }
-        Kind::Slice { begin, .. } => {
-            let konst = i64::try_from(*begin).ok().and_then(|b| up(0).konst.checked_add(b)).ok_or("slice too large")?;
-            lower[low.unwrap()] = Lin { konst, ..up(0) }
-        }
-        Kind::Pad { len, left, .. } => {
-            // The coordinates outside [left, left + len) read a default: not stored, and not in the buffer.
-            let (dim, _) = up(0).whole().ok_or("padding of a combined coordinate has no core form yet")?;
-            let (start, end) = (*left, left.checked_add(*len).ok_or("padding too large")?);
-            stored[dim] = (start.max(stored[dim].0), end.min(stored[dim].1));
-            let konst = -i64::try_from(*left).map_err(|_| "padding too large")?;
-            lower[low.unwrap()] = Lin { konst, ..Lin::coordinate(dim, stored[dim].1) };
-        }
-        Kind::Merge(lengths) => {
-            let (dim, extent) = up(0).whole().ok_or("merging a combined coordinate has no core form yet")?;
-            let mut place = 1u64;
-            for (i, &l) in lengths.iter().enumerate().rev() {
-                let e = if i == 0 { extent.div_ceil(place) } else { l };
-                lower[t.lower[i] as usize] = Lin { konst: 0, terms: vec![(dim, place, e.max(1), 1)] };
-                place = place.checked_mul(l).ok_or("merge lengths too large")?;
-            }
-        }
-        Kind::Unmerge(lengths) => {
-            let mut lin = Lin::default();
-            let mut weight = 1i64;
-            for (i, &l) in lengths.iter().enumerate().rev() {
-                lin.add(up(i).scaled(weight)?);
-                weight =
-                    i64::try_from(l).ok().and_then(|l| weight.checked_mul(l)).ok_or("unmerge lengths too large")?;
-            }
-            lower[low.unwrap()] = lin;
-        }
-        Kind::Embed(_, coefs) => {
-            let mut lin = Lin::default();
-            for (i, &c) in coefs.iter().enumerate() {
-                lin.add(up(i).scaled(c)?);
-            }
-            lower[low.unwrap()] = lin;
-        }
-        Kind::Freeze(i) => lower[low.unwrap()] = Lin { konst: *i, terms: Vec::new() },
-        Kind::Replicate(_) => {}
-        Kind::Modulo(_, m) => {
-            let (dim, _) = up(0).whole().ok_or("modulo of a combined coordinate has no core form yet")?;
-            staged.stages.push(Stage::Modulo { dim, modulus: *m });
-            (staged.extents[dim], stored[dim]) = (*m, (0, stored[dim].1.min(*m)));
-            lower[low.unwrap()] = Lin::coordinate(dim, *m);
-        }
-        Kind::Xor(lengths) => {
-            let whole = |i: usize| up(i).whole().ok_or("xor of a combined coordinate has no core form yet");
-            let [_, _] = lengths.as_slice() else { return Err("xor needs two dimensions".into()) };
-            let ((by, by_extent), (dim, extent)) = (whole(0)?, whole(1)?);
-            staged.stages.push(Stage::Xor { dim, by });
-            lower[t.lower[0] as usize] = Lin::coordinate(by, by_extent);
-            lower[t.lower[1] as usize] = Lin::coordinate(dim, extent);
-        }
-    }
-    Ok(())
 }
 
 impl fmt::Display for CkLayout {

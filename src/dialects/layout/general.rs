@@ -11,7 +11,7 @@
 
 use super::canonical::{canonical, same_placement, Canonical};
 use super::cute_algebra::Swizzle;
-use super::repr::{Dim, Layout, LayoutError};
+use super::repr::{Dim, Factor, Layout, LayoutError};
 use super::stage::Stage;
 use super::table::{offsets, positions, Order, Slot};
 
@@ -116,6 +116,12 @@ impl GeneralLayout {
         }
         let swizzle = self.swizzle.filter(|sw| sw.bits > 0);
         let mut inner = self.inner.clone();
+        // A regroup alone whose digits split at the combined coordinates' boundaries is a strided layout.
+        if let [Stage::Regroup(groups)] = stages.as_slice() {
+            if let Some(plain) = ungroup(&inner, groups, &self.logical) {
+                (inner, stages) = (plain, Vec::new());
+            }
+        }
         if stages.is_empty() {
             // The strided layout reads the logical coordinates themselves: it takes their names.
             inner.dims.iter_mut().zip(&self.logical).for_each(|(d, l)| d.name.clone_from(&l.name));
@@ -178,6 +184,40 @@ impl GeneralLayout {
         }
         Ok(out)
     }
+}
+
+/// The strided layout of the logical coordinates that `inner` places after `groups` combined them, if every
+/// digit of a combined coordinate splits at the boundaries of the coordinates it combines (no padding).
+fn ungroup(inner: &Layout, groups: &[Vec<usize>], logical: &[Dim]) -> Option<Layout> {
+    let mut factors: Vec<Factor> = inner.factors.iter().copied().filter(|f| f.dim.is_none()).collect();
+    for (g, group) in groups.iter().enumerate() {
+        let d = &inner.dims[g];
+        if d.start != 0 || d.stored != d.extent || inner.padded(g) != d.extent {
+            return None;
+        }
+        // Member `u` of the group holds places [lo, lo · n_u) of the combined coordinate.
+        let mut lo = 1u64;
+        for &u in group.iter().rev() {
+            let hi = lo * logical[u].extent;
+            for f in inner.digits(Some(g)).into_iter().filter(|f| f.extent > 1) {
+                let (from, to) = (f.place.max(lo), (f.place * f.extent).min(hi));
+                if from >= to {
+                    continue;
+                }
+                // The cuts must be divisors of the digit's extent: then the pieces are its mixed-radix digits.
+                let cut = |b: u64| b.is_multiple_of(f.place) && f.extent.is_multiple_of(b / f.place);
+                if !cut(from) || !cut(to) {
+                    return None;
+                }
+                let stride = f.stride * (from / f.place) as i64;
+                factors.push(Factor { dim: Some(u), place: from / lo, extent: to / from, stride });
+            }
+            lo = hi;
+        }
+    }
+    let dims = logical.iter().map(|l| Dim { name: l.name.clone(), ..Dim::new(l.extent) }).collect();
+    let out = Layout { dims, factors, base: inner.base, cosize: inner.cosize };
+    out.validate().ok().map(|_| out)
 }
 
 /// The coordinate of element number `i` of a space with extents `n`, numbered in `order`.

@@ -7,6 +7,7 @@ pub mod algebra_ops;
 pub mod attr;
 pub mod canonical;
 pub mod ck;
+pub mod ck_lower;
 pub mod constant;
 pub mod cute;
 pub mod cute_algebra;
