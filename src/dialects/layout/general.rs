@@ -313,6 +313,29 @@ pub fn same_placement_general(a: &GeneralLayout, b: &GeneralLayout) -> Result<bo
 }
 
 impl GeneralLayout {
+    /// The layout of the tensor whose dimension `i` is dimension `perm[i]` of this one, across coordinate stages:
+    /// a regroup stage that permutes the coordinates back goes first. (Without stages, permute the strided
+    /// layout instead: that keeps the strided form.)
+    pub fn permuted_across_stages(&self, perm: &[usize]) -> Result<GeneralLayout, LayoutError> {
+        let rank = self.logical.len();
+        let mut inverse = vec![usize::MAX; rank];
+        for (i, &p) in perm.iter().enumerate() {
+            match inverse.get_mut(p) {
+                Some(slot) if *slot == usize::MAX => *slot = i,
+                _ => return Err(LayoutError(format!("{perm:?} is not a permutation of {rank} dimensions"))),
+            }
+        }
+        if perm.len() != rank {
+            return Err(LayoutError(format!("{perm:?} is not a permutation of {rank} dimensions")));
+        }
+        let logical = perm.iter().map(|&p| self.logical[p].clone()).collect();
+        let mut stages = vec![Stage::Regroup(inverse.iter().map(|&i| vec![i]).collect())];
+        stages.extend(self.stages.iter().cloned());
+        let g = GeneralLayout { logical, stages, inner: self.inner.clone(), swizzle: self.swizzle };
+        g.validate()?;
+        Ok(g)
+    }
+
     /// Applies a view to the strided layout: exact when there are no stages (a swizzle moves offsets after the
     /// view, so it stays); a view across coordinate stages is not expressible yet and needs a copy.
     pub fn view<E>(

@@ -125,7 +125,15 @@ fn verify_view(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let kind = ctx.op_attr(op, "kind").and_then(|a| ctx.attr_data(a).as_str().map(str::to_string)).unwrap_or_default();
     let args = int_args(ctx, op)?;
     let needs_copy = |reason| ViewError::NeedsCopy { reason, target: None };
-    let viewed = from.view(|l| apply_view(l, &kind, &args), needs_copy).map_err(|e| match e {
+    let staged = !from.normalized().stages.is_empty();
+    let viewed = match kind.as_str() {
+        "permute" if staged => {
+            let perm: Vec<usize> = args.iter().map(|&a| a as usize).collect();
+            from.permuted_across_stages(&perm).map_err(|e| ViewError::Invalid(e.0))
+        }
+        _ => from.view(|l| apply_view(l, &kind, &args), needs_copy),
+    };
+    let viewed = viewed.map_err(|e| match e {
         ViewError::Invalid(m) => op_error(ctx, op, format!("{kind} {args:?}: {m}")),
         ViewError::NeedsCopy { reason, .. } => {
             op_error(ctx, op, format!("{kind} {args:?} is not a view of the operand's layout (needs a copy): {reason}"))
