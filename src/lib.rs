@@ -11,3 +11,4 @@ pub mod ir;
 pub mod parse;
 pub mod passes;
 pub mod render;
+pub mod zspace;
