@@ -4,6 +4,7 @@
 //! rendered by `render`. See `ARCHITECTURE.md` for the module map and the dependency rules.
 #![warn(missing_docs)]
 
+pub mod array;
 pub mod dialects;
 pub mod driver;
 pub mod filecheck;

@@ -5,6 +5,7 @@ pub mod arith;
 pub mod builtin;
 pub mod func;
 pub mod layout;
+pub mod teg;
 
 use crate::ir::Registry;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ pub fn register_all(registry: &mut Registry) {
     func::register(registry);
     arith::register(registry);
     layout::register(registry);
+    teg::register(registry);
 }
 
 /// A frozen registry with every dialect.

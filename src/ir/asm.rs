@@ -299,11 +299,23 @@ impl<'p, 's> CustomParser<'p, 's> {
         }
     }
 
-    /// Consumes a literal attribute (or a symbol reference, or a type as a type attribute).
+    /// Consumes a literal attribute (or a symbol reference, a type as a type attribute, or `[a, b, ...]` as an
+    /// array attribute).
     pub fn attr(&mut self) -> Result<AttrId, Diagnostic> {
         match self.next_item() {
             Some(AsmItem::Attr(a, _) | AsmItem::Symbol(a, _)) => Ok(a),
             Some(AsmItem::Type(t, _)) => Ok(self.ctx().type_attr(t)),
+            Some(AsmItem::Group(Delim::Square, items, loc)) => {
+                let mut nested = self.nested(items, loc);
+                let mut elems = Vec::new();
+                while !nested.at_end() {
+                    if !elems.is_empty() {
+                        nested.expect_punct(",")?;
+                    }
+                    elems.push(nested.typed_attr()?);
+                }
+                Ok(self.ctx().attr(super::Attr::Array(elems.into())))
+            }
             Some(other) => {
                 let d = Diagnostic::error(other.loc(), format!("expected attribute, found {}", other.describe()));
                 Err(d)
@@ -315,10 +327,20 @@ impl<'p, 's> CustomParser<'p, 's> {
     /// Consumes a number or other literal with an optional leading `-` and trailing `: type` (`-3 : i32`,
     /// `1.5 : f32`, `0x7FC00000 : f32`), giving numbers the stated type.
     pub fn typed_attr(&mut self) -> Result<AttrId, Diagnostic> {
+        self.number_attr(true)
+    }
+
+    /// Consumes a literal attribute with an optional leading `-` but no trailing type (where a `:` follows that
+    /// belongs to the op, as in `teg.full -1.5 : !teg.tensor<...>`).
+    pub fn signed_attr(&mut self) -> Result<AttrId, Diagnostic> {
+        self.number_attr(false)
+    }
+
+    fn number_attr(&mut self, typed: bool) -> Result<AttrId, Diagnostic> {
         let loc = self.loc();
         let negate = self.eat_punct("-");
         let attr = self.attr()?;
-        let ty = if self.eat_punct(":") { Some(self.ty()?) } else { None };
+        let ty = if typed && self.eat_punct(":") { Some(self.ty()?) } else { None };
         let hex = match loc {
             super::Loc::Source { file, offset } => {
                 let text = &self.ctx().sources.file(file).text;

@@ -321,6 +321,9 @@ fn parse_attr<'s>(
         // A symbol name written `@name` and stored as a string (`sym_name`).
         let text = p.symbol_name()?;
         p.ctx().string_attr(&text)
+    } else if matches!(kind, AttrKind::Int | AttrKind::Float) {
+        // Numbers may be negative: `-1.5` (a `:` after one belongs to the op's types).
+        p.signed_attr()?
     } else {
         p.attr()?
     };
@@ -496,6 +499,15 @@ fn present(elem: &Elem, p: &OpPrinter<'_, '_>, op: OpId) -> bool {
     }
 }
 
+/// An attribute as printed, with the type of an `i64` or `f64` number left out.
+fn bare_number(ctx: &super::context::Context, value: AttrId) -> String {
+    let text = super::print::attr_to_string(ctx, value);
+    match text.strip_suffix(" : i64").or_else(|| text.strip_suffix(" : f64")) {
+        Some(bare) if matches!(ctx.attr_data(value), Attr::Int { .. } | Attr::Float { .. }) => bare.to_string(),
+        _ => text,
+    }
+}
+
 fn print_attr(p: &mut OpPrinter<'_, '_>, op: OpId, name: &str, kind: AttrKind, st: &mut PrintState) -> fmt::Result {
     let Some(value) = p.ctx().op_attr(op, name) else { return Err(fmt::Error) };
     st.space(p, false);
@@ -503,6 +515,19 @@ fn print_attr(p: &mut OpPrinter<'_, '_>, op: OpId, name: &str, kind: AttrKind, s
         (AttrKind::String, Attr::String(s)) => {
             let s = s.to_string();
             p.symbol_name(&s)
+        }
+        // A declared integer or float attribute of the default type (i64, f64) prints bare, as MLIR's I64Attr and
+        // F64Attr do; it parses back to the same type.
+        (AttrKind::Int | AttrKind::Float, _) => {
+            let text = bare_number(p.ctx(), value);
+            p.write(&text);
+            Ok(())
+        }
+        // So do the numbers of a declared array attribute.
+        (AttrKind::Array, Attr::Array(items)) => {
+            let items: Vec<String> = items.iter().map(|&a| bare_number(p.ctx(), a)).collect();
+            p.write(&format!("[{}]", items.join(", ")));
+            Ok(())
         }
         _ => p.attr(value as AttrId),
     }

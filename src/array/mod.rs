@@ -1,0 +1,211 @@
+//! Host arrays: a shape and typed element data, what the TEG reference evaluator computes on and what `tap-run`
+//! reads from and writes to NumPy `.npy` files. A library of its own (std and `half` only).
+
+pub mod dtype;
+
+pub use dtype::DType;
+use half::{bf16, f16};
+use std::fmt;
+
+/// Typed element storage, row-major.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    /// `f32` elements.
+    F32(Vec<f32>),
+    /// `f64` elements.
+    F64(Vec<f64>),
+    /// `bf16` elements.
+    BF16(Vec<bf16>),
+    /// `f16` elements.
+    F16(Vec<f16>),
+    /// `i8` elements.
+    I8(Vec<i8>),
+    /// `i32` elements.
+    I32(Vec<i32>),
+    /// `i64` elements.
+    I64(Vec<i64>),
+    /// `i1` elements.
+    I1(Vec<bool>),
+}
+
+/// Applies `$body` to the typed vector inside a [`Data`], whatever its element type.
+#[macro_export]
+macro_rules! with_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            $crate::array::Data::F32($v) => $body,
+            $crate::array::Data::F64($v) => $body,
+            $crate::array::Data::BF16($v) => $body,
+            $crate::array::Data::F16($v) => $body,
+            $crate::array::Data::I8($v) => $body,
+            $crate::array::Data::I32($v) => $body,
+            $crate::array::Data::I64($v) => $body,
+            $crate::array::Data::I1($v) => $body,
+        }
+    };
+}
+
+impl Data {
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Data::F32(_) => DType::F32,
+            Data::F64(_) => DType::F64,
+            Data::BF16(_) => DType::BF16,
+            Data::F16(_) => DType::F16,
+            Data::I8(_) => DType::I8,
+            Data::I32(_) => DType::I32,
+            Data::I64(_) => DType::I64,
+            Data::I1(_) => DType::I1,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        with_data!(self, v => v.len())
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `values` converted to `dtype` (floats rounded to nearest, integers truncated toward zero and saturated,
+    /// booleans from non-zero), as NumPy's `astype` does for in-range values.
+    pub fn from_f64(dtype: DType, values: impl Iterator<Item = f64>) -> Data {
+        match dtype {
+            DType::F32 => Data::F32(values.map(|x| x as f32).collect()),
+            DType::F64 => Data::F64(values.collect()),
+            DType::BF16 => Data::BF16(values.map(bf16::from_f64).collect()),
+            DType::F16 => Data::F16(values.map(f16::from_f64).collect()),
+            DType::I8 => Data::I8(values.map(|x| x as i8).collect()),
+            DType::I32 => Data::I32(values.map(|x| x as i32).collect()),
+            DType::I64 => Data::I64(values.map(|x| x as i64).collect()),
+            DType::I1 => Data::I1(values.map(|x| x != 0.0).collect()),
+        }
+    }
+
+    /// Element `i` as an `f64` (exact for every type but `i64` beyond 2^53).
+    pub fn get_f64(&self, i: usize) -> f64 {
+        match self {
+            Data::F32(v) => v[i] as f64,
+            Data::F64(v) => v[i],
+            Data::BF16(v) => v[i].to_f64(),
+            Data::F16(v) => v[i].to_f64(),
+            Data::I8(v) => v[i] as f64,
+            Data::I32(v) => v[i] as f64,
+            Data::I64(v) => v[i] as f64,
+            Data::I1(v) => v[i] as u8 as f64,
+        }
+    }
+
+    /// Element `i` as an `i64` (floats truncated toward zero).
+    pub fn get_i64(&self, i: usize) -> i64 {
+        match self {
+            Data::I8(v) => v[i] as i64,
+            Data::I32(v) => v[i] as i64,
+            Data::I64(v) => v[i],
+            Data::I1(v) => v[i] as i64,
+            other => other.get_f64(i) as i64,
+        }
+    }
+
+    /// The elements at `indices`, in that order (a gather: how views are evaluated).
+    pub fn gather(&self, indices: &[usize]) -> Data {
+        match self {
+            Data::F32(v) => Data::F32(indices.iter().map(|&i| v[i]).collect()),
+            Data::F64(v) => Data::F64(indices.iter().map(|&i| v[i]).collect()),
+            Data::BF16(v) => Data::BF16(indices.iter().map(|&i| v[i]).collect()),
+            Data::F16(v) => Data::F16(indices.iter().map(|&i| v[i]).collect()),
+            Data::I8(v) => Data::I8(indices.iter().map(|&i| v[i]).collect()),
+            Data::I32(v) => Data::I32(indices.iter().map(|&i| v[i]).collect()),
+            Data::I64(v) => Data::I64(indices.iter().map(|&i| v[i]).collect()),
+            Data::I1(v) => Data::I1(indices.iter().map(|&i| v[i]).collect()),
+        }
+    }
+}
+
+/// A row-major array: shape and elements.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    shape: Vec<u64>,
+    data: Data,
+}
+
+/// Why an array cannot be built or read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArrayError(pub String);
+
+impl fmt::Display for ArrayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArrayError {}
+
+impl Array {
+    /// An array of `shape` holding `data` (as many elements as the shape has).
+    pub fn new(shape: Vec<u64>, data: Data) -> Result<Array, ArrayError> {
+        let n = shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b));
+        if n != Some(data.len() as u64) {
+            return Err(ArrayError(format!("shape {shape:?} needs {n:?} elements, the data has {}", data.len())));
+        }
+        Ok(Array { shape, data })
+    }
+
+    /// An array of `shape` whose elements are `f(i)` for the row-major element numbers `i`, in `dtype`.
+    pub fn from_fn(dtype: DType, shape: Vec<u64>, f: impl Fn(usize) -> f64) -> Array {
+        let n: u64 = shape.iter().product();
+        Array { data: Data::from_f64(dtype, (0..n as usize).map(f)), shape }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[u64] {
+        &self.shape
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    /// The elements.
+    pub fn data(&self) -> &Data {
+        &self.data
+    }
+
+    /// The elements, to change in place.
+    pub fn data_mut(&mut self) -> &mut Data {
+        &mut self.data
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether the array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The elements converted to `f64`, row-major.
+    pub fn to_f64(&self) -> Vec<f64> {
+        (0..self.len()).map(|i| self.data.get_f64(i)).collect()
+    }
+
+    /// The row-major strides of the shape, in elements.
+    pub fn strides(&self) -> Vec<usize> {
+        strides(&self.shape)
+    }
+}
+
+/// The row-major strides of `shape`, in elements.
+pub fn strides(shape: &[u64]) -> Vec<usize> {
+    let mut out = vec![1usize; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        out[k] = out[k + 1] * shape[k + 1] as usize;
+    }
+    out
+}

@@ -1,0 +1,269 @@
+//! Types of TEG ops: the result type each op must have given its operands and attributes, with errors that give
+//! the numbers that disagree. The verifier compares it with the declared result type.
+
+use super::kind::{OpKind, PadMode, Unary};
+use super::tensor_type::TensorType;
+use crate::array::DType;
+
+/// The result type `kind` gives for `operands`; `declared` is the written result type (generators, sources and
+/// casts take their shape or element type from it, after checking it).
+pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorType) -> Result<TensorType, String> {
+    let x = || operands.first().copied().ok_or("needs an operand".to_string());
+    Ok(match kind {
+        OpKind::Unary(u) => {
+            let t = x()?;
+            let float_only = !matches!(u, Unary::Abs | Unary::Neg | Unary::Relu);
+            if t.dtype == DType::I1 || (float_only && !t.dtype.is_float()) {
+                return Err(format!("does not apply to {} elements", t.dtype));
+            }
+            t.clone()
+        }
+        OpKind::Binary(_) | OpKind::Clip { .. } => {
+            let t = x()?;
+            if t.dtype == DType::I1 {
+                return Err("does not apply to i1 elements".into());
+            }
+            if let OpKind::Clip { min, max } = kind {
+                if min > max {
+                    return Err(format!("min {min} is above max {max}"));
+                }
+            }
+            t.clone()
+        }
+        OpKind::Cast => TensorType { dtype: declared.dtype, ..x()?.clone() },
+        OpKind::Compare(_) => {
+            same(operands[0], operands[1], "the compared operands")?;
+            TensorType { dtype: DType::I1, ..operands[0].clone() }
+        }
+        OpKind::Where => {
+            let (c, a, b) = (operands[0], operands[1], operands[2]);
+            if c.dtype != DType::I1 || c.dims != a.dims {
+                return Err(format!("the condition must be i1 with the dimensions of the values, not {c}"));
+            }
+            same(a, b, "the two values")?;
+            a.clone()
+        }
+        OpKind::Reduce { dims, monoid } => reduce(x()?, dims, *monoid)?,
+        OpKind::Permute { dims } => permute(x()?, dims)?,
+        OpKind::Reverse { dims } => {
+            let t = x()?;
+            distinct_dims(t, dims)?;
+            t.clone()
+        }
+        OpKind::Slice { dim, start, stop, step } => {
+            let (t, k) = dim_of(x()?, dim)?;
+            let n = t.dims[k].1 as i64;
+            if !(0 <= *start && start <= stop && *stop <= n && *step >= 1) {
+                return Err(format!("slice {start} to {stop} step {step} does not fit dimension {dim} of extent {n}"));
+            }
+            with_extent(t, k, ((stop - start) as u64).div_ceil(*step as u64))
+        }
+        OpKind::Squeeze { dim } => {
+            let (t, k) = dim_of(x()?, dim)?;
+            if t.dims[k].1 != 1 {
+                return Err(format!("dimension {dim} has extent {}, not 1", t.dims[k].1));
+            }
+            let mut out = t.clone();
+            out.dims.remove(k);
+            out
+        }
+        OpKind::Unsqueeze { dim, index } => {
+            let t = x()?;
+            if t.position(dim).is_some() || *index < 0 || *index as usize > t.dims.len() {
+                return Err(format!("cannot insert dimension {dim} at {index} into {t}"));
+            }
+            let mut out = t.clone();
+            out.dims.insert(*index as usize, (dim.clone(), 1));
+            out
+        }
+        OpKind::Broadcast { dim, extent } => {
+            let (t, k) = dim_of(x()?, dim)?;
+            if t.dims[k].1 != 1 || *extent < 0 {
+                return Err(format!("only an extent-1 dimension broadcasts, {dim} has {}", t.dims[k].1));
+            }
+            with_extent(t, k, *extent as u64)
+        }
+        OpKind::Concat { dim } => concat(operands, dim)?,
+        OpKind::Interleave { dim } => {
+            for o in operands {
+                same(operands[0], o, "interleaved operands")?;
+            }
+            let (t, k) = dim_of(x()?, dim)?;
+            with_extent(t, k, t.dims[k].1 * operands.len() as u64)
+        }
+        OpKind::Repeat { dim, times } => {
+            let (t, k) = dim_of(x()?, dim)?;
+            if *times < 0 {
+                return Err(format!("repeats {times} times"));
+            }
+            with_extent(t, k, t.dims[k].1 * *times as u64)
+        }
+        OpKind::Pad { dim, low, high, mode, .. } => pad(x()?, dim, *low, *high, *mode)?,
+        OpKind::Zeros | OpKind::Ones | OpKind::Full(_) => declared.clone(),
+        OpKind::Iota { dim } => dim_of(declared, dim).map(|(t, _)| t.clone())?,
+        OpKind::Random { .. } => {
+            if !declared.dtype.is_float() {
+                return Err(format!("random values are floats, not {}", declared.dtype));
+            }
+            declared.clone()
+        }
+        OpKind::Index => index(declared)?,
+        OpKind::Matmul | OpKind::Linear | OpKind::Prod => contraction(kind, operands)?,
+        OpKind::Conv2d { strides, dilations, padding } => conv2d(operands, *strides, *dilations, *padding)?,
+        OpKind::Source { .. } => declared.clone(),
+        OpKind::Sink { .. } | OpKind::SequencePoint => return Err("has no tensor result".into()),
+    })
+}
+
+fn same(a: &TensorType, b: &TensorType, what: &str) -> Result<(), String> {
+    match a == b {
+        true => Ok(()),
+        false => Err(format!("{what} differ: {a} and {b}")),
+    }
+}
+
+fn dim_of<'t>(t: &'t TensorType, dim: &str) -> Result<(&'t TensorType, usize), String> {
+    t.position(dim).map(|k| (t, k)).ok_or_else(|| format!("{t} has no dimension {dim}"))
+}
+
+fn with_extent(t: &TensorType, k: usize, extent: u64) -> TensorType {
+    let mut out = t.clone();
+    out.dims[k].1 = extent;
+    out
+}
+
+fn distinct_dims(t: &TensorType, dims: &[String]) -> Result<(), String> {
+    for (i, d) in dims.iter().enumerate() {
+        dim_of(t, d)?;
+        if dims[..i].contains(d) {
+            return Err(format!("dimension {d} is listed twice"));
+        }
+    }
+    Ok(())
+}
+
+fn reduce(t: &TensorType, dims: &[String], monoid: super::kind::Monoid) -> Result<TensorType, String> {
+    distinct_dims(t, dims)?;
+    if t.dtype == DType::I1 || (monoid == super::kind::Monoid::Mean && !t.dtype.is_float()) {
+        return Err(format!("{} does not reduce {} elements", monoid.name(), t.dtype));
+    }
+    let kept = t.dims.iter().filter(|d| !dims.contains(&d.0)).cloned().collect();
+    Ok(TensorType { dims: kept, dtype: t.dtype })
+}
+
+fn permute(t: &TensorType, dims: &[String]) -> Result<TensorType, String> {
+    distinct_dims(t, dims)?;
+    if dims.len() != t.dims.len() {
+        return Err(format!("{} names for the {} dimensions of {t}", dims.len(), t.dims.len()));
+    }
+    let out = dims.iter().map(|d| t.dims[t.position(d).unwrap()].clone()).collect();
+    Ok(TensorType { dims: out, dtype: t.dtype })
+}
+
+fn concat(operands: &[&TensorType], dim: &str) -> Result<TensorType, String> {
+    let (first, k) = dim_of(operands[0], dim)?;
+    let mut total = 0u64;
+    for (i, o) in operands.iter().enumerate() {
+        let rest = |t: &TensorType| -> Vec<(String, u64)> {
+            t.dims.iter().enumerate().map(|(j, d)| if j == k { (d.0.clone(), 0) } else { d.clone() }).collect()
+        };
+        if o.dtype != first.dtype || o.dims.len() != first.dims.len() || rest(o) != rest(first) {
+            return Err(format!("operand {i} ({o}) does not match {first} outside dimension {dim}"));
+        }
+        total += o.dims[k].1;
+    }
+    Ok(with_extent(first, k, total))
+}
+
+fn pad(t: &TensorType, dim: &str, low: i64, high: i64, mode: PadMode) -> Result<TensorType, String> {
+    let (t, k) = dim_of(t, dim)?;
+    let n = t.dims[k].1 as i64;
+    let limit = match mode {
+        PadMode::Constant => i64::MAX,
+        PadMode::Reflect => n - 1,
+        PadMode::Wrap => n,
+    };
+    if low < 0 || high < 0 || low > limit || high > limit {
+        return Err(format!("padding {low} and {high} do not fit a {mode:?} pad of dimension {dim} of extent {n}"));
+    }
+    Ok(with_extent(t, k, (n + low + high) as u64))
+}
+
+fn index(t: &TensorType) -> Result<TensorType, String> {
+    let rank = t.dims.len();
+    match t.dims.last() {
+        Some((_, n)) if *n == rank as u64 - 1 && t.dtype.is_int() => Ok(t.clone()),
+        _ => Err(format!(
+            "an index tensor has an integer type and a last dimension whose extent is the number of the others, not {t}"
+        )),
+    }
+}
+
+/// `matmul`, `linear` and `prod`: `x[..., k]` against `w[k, n]` (and `b[n]`).
+fn contraction(kind: &OpKind, operands: &[&TensorType]) -> Result<TensorType, String> {
+    let (x, w) = (operands[0], operands[1]);
+    let (Some(k), 2) = (x.dims.last(), w.dims.len()) else {
+        return Err(format!("needs x with at least one dimension and w with two, not {x} and {w}"));
+    };
+    if *k != w.dims[0] {
+        return Err(format!("contracts {}={} of x with {}={} of w", k.0, k.1, w.dims[0].0, w.dims[0].1));
+    }
+    if x.dtype != w.dtype {
+        return Err(format!("x is {} but w is {}", x.dtype, w.dtype));
+    }
+    let n = w.dims[1].clone();
+    let mut dims = x.dims.clone();
+    match kind {
+        OpKind::Prod => dims.push(n),
+        _ => *dims.last_mut().unwrap() = n,
+    }
+    if let OpKind::Linear = kind {
+        let b = operands[2];
+        if b.dims != [w.dims[1].clone()] || b.dtype != x.dtype {
+            return Err(format!("the bias must be [{}={}] x {}, not {b}", w.dims[1].0, w.dims[1].1, x.dtype));
+        }
+    }
+    unique_names(&dims)?;
+    Ok(TensorType { dims, dtype: x.dtype })
+}
+
+fn unique_names(dims: &[(String, u64)]) -> Result<(), String> {
+    for (i, d) in dims.iter().enumerate() {
+        if dims[..i].iter().any(|e| e.0 == d.0) {
+            return Err(format!("the result would have dimension {} twice", d.0));
+        }
+    }
+    Ok(())
+}
+
+/// The output extent of a convolution along one spatial dimension.
+pub fn conv_extent(input: u64, kernel: u64, stride: i64, dilation: i64, pad: i64) -> Option<u64> {
+    let span = (kernel as i64 - 1) * dilation + 1;
+    let room = input as i64 + 2 * pad - span;
+    (room >= 0 && stride >= 1).then(|| (room / stride + 1) as u64)
+}
+
+fn conv2d(operands: &[&TensorType], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<TensorType, String> {
+    let (x, k) = (operands[0], operands[1]);
+    if x.dims.len() != 4 || k.dims.len() != 4 {
+        return Err(format!("needs x [n, c, h, w] and kernels [o, c, kh, kw], not {x} and {k}"));
+    }
+    if x.dims[1] != k.dims[1] || x.dtype != k.dtype {
+        return Err(format!(
+            "x has channels {}={} of {}, the kernels {}={} of {}",
+            x.dims[1].0, x.dims[1].1, x.dtype, k.dims[1].0, k.dims[1].1, k.dtype
+        ));
+    }
+    if s.iter().chain(&d).any(|&v| v < 1) || p.iter().any(|&v| v < 0) {
+        return Err(format!("strides {s:?} and dilations {d:?} must be positive, padding {p:?} not negative"));
+    }
+    let mut dims = vec![x.dims[0].clone(), k.dims[0].clone()];
+    for i in 0..2 {
+        let (h, kh) = (x.dims[2 + i].1, k.dims[2 + i].1);
+        let oh = conv_extent(h, kh, s[i], d[i], p[i])
+            .ok_or_else(|| format!("a kernel of {kh} dilated by {} does not fit {h} padded by {}", d[i], p[i]))?;
+        dims.push((x.dims[2 + i].0.clone(), oh));
+    }
+    unique_names(&dims)?;
+    Ok(TensorType { dims, dtype: x.dtype })
+}

@@ -1,0 +1,160 @@
+//! Block operator signatures: an index space (named dimensions with extents) and an IPF per input and output, so
+//! that an operator can be sharded mechanically. The built-in operators derive theirs from their operand types;
+//! the verifier checks every signature: the index space projected through each IPF must cover exactly the
+//! tensor's range, and an output IPF must not send two index points to the same cell unless the index dimension
+//! that separates them is a declared reduction.
+
+use super::kind::{Monoid, OpKind};
+use super::tensor_type::TensorType;
+use crate::zspace::{Ipf, ZAffineMap, ZRange};
+
+/// A block operator's signature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    /// The index space: `(name, extent)` per dimension.
+    pub index: Vec<(String, u64)>,
+    /// Per input, its name and IPF.
+    pub inputs: Vec<(String, Ipf)>,
+    /// Per output, its name and IPF.
+    pub outputs: Vec<(String, Ipf)>,
+    /// The index dimensions reduced, with their monoid.
+    pub reductions: Vec<(usize, Monoid)>,
+}
+
+impl Signature {
+    /// The index range `[0, extents)`.
+    pub fn index_range(&self) -> ZRange {
+        ZRange::of_shape(&self.index.iter().map(|d| d.1).collect::<Vec<_>>())
+    }
+}
+
+/// An IPF from rows `(index dim or none, coefficient, offset, extent)`, one per tensor dimension.
+fn ipf(rank: usize, rows: &[(Option<usize>, i64, i64, u64)]) -> Ipf {
+    let matrix = rows
+        .iter()
+        .map(|&(dim, coef, _, _)| (0..rank).map(|i| if Some(i) == dim { coef } else { 0 }).collect())
+        .collect();
+    let offset = rows.iter().map(|r| r.2).collect();
+    let map = ZAffineMap::new(rank, matrix, offset).expect("rows of the index rank");
+    Ipf::new(map, rows.iter().map(|r| r.3).collect()).expect("one extent per row")
+}
+
+/// The signature of a built-in block operator with these operand and result types (`None` for other ops).
+pub fn builtin(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> Option<Signature> {
+    match kind {
+        OpKind::Matmul | OpKind::Linear => Some(contraction(kind, operands, result)),
+        OpKind::Prod => Some(prod(operands, result)),
+        OpKind::Conv2d { strides, dilations, padding } => {
+            Some(conv2d(operands, result, *strides, *dilations, *padding))
+        }
+        _ => None,
+    }
+}
+
+/// `x[b.., k] · w[k, n]`: index `(b.., n, k)`, `k` a sum.
+fn contraction(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> Signature {
+    let (x, w) = (operands[0], operands[1]);
+    let batch = x.dims.len() - 1;
+    let (n, k) = (batch, batch + 1);
+    let mut index: Vec<(String, u64)> = x.dims[..batch].to_vec();
+    index.push(w.dims[1].clone());
+    index.push(x.dims[batch].clone());
+    let rank = index.len();
+    let unit = |d: usize| (Some(d), 1, 0, 1);
+    let mut x_rows: Vec<_> = (0..batch).map(unit).collect();
+    x_rows.push(unit(k));
+    let mut y_rows: Vec<_> = (0..batch).map(unit).collect();
+    y_rows.push(unit(n));
+    let mut inputs = vec![("x".to_string(), ipf(rank, &x_rows)), ("w".to_string(), ipf(rank, &[unit(k), unit(n)]))];
+    if let OpKind::Linear = kind {
+        inputs.push(("b".to_string(), ipf(rank, &[unit(n)])));
+    }
+    let _ = result;
+    Signature { index, inputs, outputs: vec![("y".into(), ipf(rank, &y_rows))], reductions: vec![(k, Monoid::Sum)] }
+}
+
+/// `p[b.., in, out] = x[b.., in] · w[in, out]`: every index dimension parallel.
+fn prod(operands: &[&TensorType], result: &TensorType) -> Signature {
+    let x = operands[0];
+    let index = result.dims.clone();
+    let rank = index.len();
+    let unit = |d: usize| (Some(d), 1, 0, 1);
+    let x_rows: Vec<_> = (0..x.dims.len()).map(unit).collect();
+    let w_rows = [unit(rank - 2), unit(rank - 1)];
+    let p_rows: Vec<_> = (0..rank).map(unit).collect();
+    Signature {
+        index,
+        inputs: vec![("x".into(), ipf(rank, &x_rows)), ("w".into(), ipf(rank, &w_rows))],
+        outputs: vec![("p".into(), ipf(rank, &p_rows))],
+        reductions: Vec::new(),
+    }
+}
+
+/// Index `(n, o, oh, ow)`; x is read through windows of the padded input, the kernels whole per `o`.
+fn conv2d(operands: &[&TensorType], result: &TensorType, s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Signature {
+    let (x, k) = (operands[0], operands[1]);
+    let index = result.dims.clone();
+    let window = |i: usize| ((k.dims[2 + i].1 as i64 - 1) * d[i] + 1) as u64;
+    let x_rows = [
+        (Some(0), 1, 0, 1),
+        (None, 0, 0, x.dims[1].1),
+        (Some(2), s[0], -p[0], window(0)),
+        (Some(3), s[1], -p[1], window(1)),
+    ];
+    let k_rows = [(Some(1), 1, 0, 1), (None, 0, 0, k.dims[1].1), (None, 0, 0, k.dims[2].1), (None, 0, 0, k.dims[3].1)];
+    let y_rows: Vec<_> = (0..4).map(|i| (Some(i), 1, 0, 1)).collect();
+    Signature {
+        index,
+        inputs: vec![("x".into(), ipf(4, &x_rows)), ("k".into(), ipf(4, &k_rows))],
+        outputs: vec![("y".into(), ipf(4, &y_rows))],
+        reductions: Vec::new(),
+    }
+}
+
+/// Checks signature correspondence and output injectivity. `inputs` and `outputs` are the ranges each IPF must
+/// cover exactly; an input given as `(range, true)` may be covered partly (a strided window that leaves the last
+/// cells of a padded input unread).
+pub fn check(sig: &Signature, inputs: &[(ZRange, bool)], outputs: &[ZRange]) -> Result<(), String> {
+    let index = sig.index_range();
+    let wanted = inputs.iter().map(|(r, partial)| (r, *partial)).chain(outputs.iter().map(|r| (r, false)));
+    for ((name, f), (range, partial)) in sig.inputs.iter().chain(&sig.outputs).zip(wanted) {
+        let got = f.project(&index).map_err(|e| format!("{name}: {e}"))?;
+        let ok = if partial { range.contains_range(&got) && got.start() == range.start() } else { got == *range };
+        if !ok {
+            return Err(format!(
+                "signature correspondence: the index space {index} projects {name} to {got}, but {name} is {range}"
+            ));
+        }
+    }
+    for (name, f) in &sig.outputs {
+        injective(sig, name, f)?;
+    }
+    Ok(())
+}
+
+/// Whether distinct index points (apart from reduction dimensions) select disjoint boxes of output `f`: each such
+/// dimension must move exactly one tensor dimension, no two the same one, by at least its box extent.
+fn injective(sig: &Signature, name: &str, f: &Ipf) -> Result<(), String> {
+    let mut rows_used = vec![false; f.map().outputs()];
+    for (i, (dim, extent)) in sig.index.iter().enumerate() {
+        if *extent <= 1 || sig.reductions.iter().any(|r| r.0 == i) {
+            continue;
+        }
+        let rows: Vec<usize> = (0..f.map().outputs()).filter(|&j| f.map().coef(j, i) != 0).collect();
+        let step_ok = |j: usize| f.map().coef(j, i).unsigned_abs() >= f.shape()[j];
+        match rows.as_slice() {
+            [] => {
+                return Err(format!(
+                    "output {name} is written by every point along index dimension {dim} (extent {extent}), which is not a declared reduction"
+                ))
+            }
+            [j] if step_ok(*j) && !std::mem::replace(&mut rows_used[*j], true) => {}
+            _ => {
+                return Err(format!(
+                    "output {name}: index dimension {dim} moves its box by less than the box or together with another dimension, so two index points write one cell"
+                ))
+            }
+        }
+    }
+    Ok(())
+}

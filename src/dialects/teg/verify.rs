@@ -1,0 +1,110 @@
+//! The TEG verifier: per op, the decoded kind must give the declared result type (dtypes, named dimensions,
+//! extents) and a block operator's signature must correspond to its tensors; per graph, sources and sinks have
+//! unique names and a sink's token goes only to sequence points.
+
+use super::infer::result_type;
+use super::kind::{decode, OpKind};
+use super::signature;
+use super::tensor_type::{as_tensor, is_token, TensorType};
+use crate::ir::verify::op_error;
+use crate::ir::{Context, Diagnostic, OpId};
+use crate::zspace::ZRange;
+use indexmap::IndexMap;
+
+/// The tensor type of operand or result `what` (`None` when it is not a `!teg.tensor`).
+fn tensor(ctx: &Context, ty: crate::ir::TypeId) -> Option<&TensorType> {
+    as_tensor(ctx, ty)
+}
+
+/// Verifies one TEG op inside a graph.
+pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    let kind = decode(ctx, op).map_err(|e| op_error(ctx, op, e))?;
+    let body = &ctx.body;
+    let operand_types: Vec<_> = body.operands(op).map(|v| body.value_type(v)).collect();
+    match kind {
+        OpKind::SequencePoint => {
+            if let Some(i) = operand_types.iter().position(|&t| !is_token(ctx, t)) {
+                return Err(op_error(ctx, op, format!("operand #{i} must be a !teg.token (from a sink)")));
+            }
+            return Ok(());
+        }
+        OpKind::Sink { .. } => {
+            let result = body.value_type(body.result(op, 0));
+            if tensor(ctx, operand_types[0]).is_none() || !is_token(ctx, result) {
+                return Err(op_error(ctx, op, "takes a !teg.tensor and gives a !teg.token"));
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
+    let mut operands = Vec::with_capacity(operand_types.len());
+    for (i, &t) in operand_types.iter().enumerate() {
+        operands.push(tensor(ctx, t).ok_or_else(|| op_error(ctx, op, format!("operand #{i} must be a !teg.tensor")))?);
+    }
+    let declared = tensor(ctx, body.value_type(body.result(op, 0)))
+        .ok_or_else(|| op_error(ctx, op, "the result must be a !teg.tensor"))?;
+    let expected = result_type(&kind, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
+    if expected != *declared {
+        let msg = format!("result type is !teg.tensor<{declared}> but the operands give !teg.tensor<{expected}>");
+        return Err(op_error(ctx, op, msg));
+    }
+    if let Some(sig) = signature::builtin(&kind, &operands, declared) {
+        check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
+    }
+    Ok(())
+}
+
+/// Checks a block operator's signature against its tensors (a convolution's input is its padded range).
+fn check_signature(
+    kind: &OpKind,
+    sig: &signature::Signature,
+    operands: &[&TensorType],
+    result: &TensorType,
+) -> Result<(), String> {
+    let mut inputs: Vec<(ZRange, bool)> = operands.iter().map(|t| (ZRange::of_shape(&t.shape()), false)).collect();
+    if let OpKind::Conv2d { padding, .. } = kind {
+        let shape = operands[0].shape();
+        let start = vec![0, 0, -padding[0], -padding[1]];
+        let end = vec![shape[0] as i64, shape[1] as i64, shape[2] as i64 + padding[0], shape[3] as i64 + padding[1]];
+        inputs[0] = (ZRange::new(start, end).map_err(|e| e.0)?, true);
+    }
+    signature::check(sig, &inputs, &[ZRange::of_shape(&result.shape())])
+}
+
+/// Verifies a graph: only TEG ops, unique source and sink names, sink tokens used only by sequence points.
+pub fn verify_graph(ctx: &Context, graph: OpId) -> Result<(), Diagnostic> {
+    let mut names: IndexMap<(bool, String), OpId> = IndexMap::new();
+    let region = ctx.body.regions(graph)[0];
+    for &block in &ctx.body.region(region).blocks {
+        for op in ctx.body.block_ops(block) {
+            if !ctx.op_name(op).starts_with("teg.") {
+                return Err(op_error(ctx, op, "a teg.graph holds only TEG ops"));
+            }
+            let (is_sink, name) = match decode(ctx, op) {
+                Ok(OpKind::Source { name }) => (false, name),
+                Ok(OpKind::Sink { name }) => {
+                    check_sink_uses(ctx, op)?;
+                    (true, name)
+                }
+                _ => continue,
+            };
+            if names.contains_key(&(is_sink, name.clone())) {
+                let what = if is_sink { "sink" } else { "source" };
+                return Err(op_error(ctx, op, format!("{what} name '{name}' is already used by an earlier {what}")));
+            }
+            names.insert((is_sink, name), op);
+        }
+    }
+    Ok(())
+}
+
+fn check_sink_uses(ctx: &Context, sink: OpId) -> Result<(), Diagnostic> {
+    let token = ctx.body.result(sink, 0);
+    for (user, _) in ctx.body.uses(token) {
+        if ctx.op_name(user) != "teg.sequence_point" {
+            let msg = format!("a sink's token may be used only by teg.sequence_point, not by {}", ctx.op_name(user));
+            return Err(op_error(ctx, sink, msg));
+        }
+    }
+    Ok(())
+}
