@@ -85,6 +85,35 @@ impl Data {
         }
     }
 
+    /// `values` converted to `dtype`: integers wrap to their width, `i1` is `x != 0`, floats round to nearest.
+    pub fn from_i64(dtype: DType, values: &[i64]) -> Data {
+        match dtype {
+            DType::I8 => Data::I8(values.iter().map(|&x| x as i8).collect()),
+            DType::I32 => Data::I32(values.iter().map(|&x| x as i32).collect()),
+            DType::I64 => Data::I64(values.to_vec()),
+            DType::I1 => Data::I1(values.iter().map(|&x| x != 0).collect()),
+            float => Data::from_f64(float, values.iter().map(|&x| x as f64)),
+        }
+    }
+
+    /// These elements followed by `other`'s (of the same type).
+    pub fn concat(&self, other: &Data) -> Data {
+        fn join<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
+            [a, b].concat()
+        }
+        match (self, other) {
+            (Data::F32(a), Data::F32(b)) => Data::F32(join(a, b)),
+            (Data::F64(a), Data::F64(b)) => Data::F64(join(a, b)),
+            (Data::BF16(a), Data::BF16(b)) => Data::BF16(join(a, b)),
+            (Data::F16(a), Data::F16(b)) => Data::F16(join(a, b)),
+            (Data::I8(a), Data::I8(b)) => Data::I8(join(a, b)),
+            (Data::I32(a), Data::I32(b)) => Data::I32(join(a, b)),
+            (Data::I64(a), Data::I64(b)) => Data::I64(join(a, b)),
+            (Data::I1(a), Data::I1(b)) => Data::I1(join(a, b)),
+            (a, b) => panic!("concatenating {} and {} elements", a.dtype(), b.dtype()),
+        }
+    }
+
     /// Element `i` as an `f64` (exact for every type but `i64` beyond 2^53).
     pub fn get_f64(&self, i: usize) -> f64 {
         match self {

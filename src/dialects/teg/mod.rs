@@ -2,6 +2,7 @@
 //! sources and sinks, view selectors, generators, cell operators, reductions with monoids, and block operators
 //! whose signatures (an index space plus an IPF per input and output, from [`crate::zspace`]) make them shardable.
 
+pub mod eval;
 pub mod infer;
 pub mod kind;
 pub mod ops;

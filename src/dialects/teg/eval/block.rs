@@ -1,0 +1,193 @@
+//! Built-in block operators: `matmul`, `linear`, `prod` and `conv2d`. Contractions run on a real GEMM
+//! (`matrixmultiply`) for `f32` and `f64` (`f16` and `bf16` through `f32`); integers contract in wrapping `i64`.
+
+use super::{fail, EvalError};
+use crate::array::{Array, DType, Data};
+use crate::dialects::teg::kind::OpKind;
+
+/// Evaluates a built-in block operator whose result has `shape`.
+pub fn apply(kind: &OpKind, args: &[&Array], shape: &[u64]) -> Result<Array, EvalError> {
+    let (x, w) = (args[0], args[1]);
+    let dtype = x.dtype();
+    let data = match kind {
+        OpKind::Matmul | OpKind::Linear | OpKind::Prod => {
+            let k = *x.shape().last().unwrap_or(&1) as usize;
+            let n = w.shape()[1] as usize;
+            let m = x.len() / k.max(1);
+            let bias = args.get(2);
+            match kind {
+                OpKind::Prod => prod(x.data(), w.data(), m, k, n),
+                _ => contract(dtype, x.data(), w.data(), bias.map(|b| b.data()), m, k, n),
+            }
+        }
+        OpKind::Conv2d { strides, dilations, padding } => conv2d(x, w, shape, *strides, *dilations, *padding),
+        other => return fail(format!("{other:?} is not a built-in block operator")),
+    };
+    Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+}
+
+/// `[m, k] · [k, n]` (+ `bias[n]` on every row).
+fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, m: usize, k: usize, n: usize) -> Data {
+    match dtype {
+        DType::F64 => {
+            let (a, b) = (as_f64(a), as_f64(b));
+            let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f64(bias), m));
+            gemm_f64(m, k, n, &a, &b, &mut c);
+            Data::F64(c)
+        }
+        t if t.is_float() => {
+            let (a, b) = (as_f32(a), as_f32(b));
+            let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f32(bias), m));
+            gemm_f32(m, k, n, &a, &b, &mut c);
+            from_f32(t, c)
+        }
+        t => {
+            let mut c = bias.map_or_else(|| vec![0i64; m * n], |bias| rows(&as_i64(bias), m));
+            let (a, b) = (as_i64(a), as_i64(b));
+            for i in 0..m {
+                for p in 0..k {
+                    let x = a[i * k + p];
+                    for j in 0..n {
+                        c[i * n + j] = c[i * n + j].wrapping_add(x.wrapping_mul(b[p * n + j]));
+                    }
+                }
+            }
+            Data::from_i64(t, &c)
+        }
+    }
+}
+
+/// `p[i, q, j] = a[i, q] · b[q, j]`, in the element type.
+fn prod(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Data {
+    let picks_a: Vec<usize> = (0..m * k * n).map(|e| e / n).collect();
+    let picks_b: Vec<usize> = (0..m * k * n).map(|e| e % (k * n)).collect();
+    let (x, y) = (a.gather(&picks_a), b.gather(&picks_b));
+    let shape = vec![(m * k * n) as u64];
+    let (x, y) = (Array::new(shape.clone(), x).expect("count"), Array::new(shape, y).expect("count"));
+    super::cell::binary(crate::dialects::teg::kind::Binary::Mul, &x, &y).expect("same types").data().clone()
+}
+
+/// The row `bias` repeated `m` times.
+fn rows<T: Copy>(bias: &[T], m: usize) -> Vec<T> {
+    bias.iter().copied().cycle().take(bias.len() * m).collect()
+}
+
+fn as_f32(d: &Data) -> Vec<f32> {
+    match d {
+        Data::F32(v) => v.clone(),
+        other => (0..other.len()).map(|i| other.get_f64(i) as f32).collect(),
+    }
+}
+
+fn as_f64(d: &Data) -> Vec<f64> {
+    (0..d.len()).map(|i| d.get_f64(i)).collect()
+}
+
+fn as_i64(d: &Data) -> Vec<i64> {
+    (0..d.len()).map(|i| d.get_i64(i)).collect()
+}
+
+fn from_f32(dtype: DType, v: Vec<f32>) -> Data {
+    match dtype {
+        DType::F32 => Data::F32(v),
+        DType::BF16 => Data::BF16(v.into_iter().map(half::bf16::from_f32).collect()),
+        DType::F16 => Data::F16(v.into_iter().map(half::f16::from_f32).collect()),
+        other => Data::from_f64(other, v.into_iter().map(|x| x as f64)),
+    }
+}
+
+/// `c += a[m, k] · b[k, n]`, row-major.
+pub fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    // SAFETY: the slices hold m·k, k·n and m·n elements with the row-major strides passed.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            1.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// `c += a[m, k] · b[k, n]`, row-major.
+pub fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    // SAFETY: as in `gemm_f32`.
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            1.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// Convolution through im2col: the windows of the padded input as rows, times the kernels as columns.
+fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Data {
+    let [nb, c, h, w] = [x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]].map(|v| v as i64);
+    let [o, _, kh, kw] = [k.shape()[0], k.shape()[1], k.shape()[2], k.shape()[3]].map(|v| v as i64);
+    let [oh, ow] = [shape[2] as i64, shape[3] as i64];
+    let patch = (c * kh * kw) as usize;
+    let rows_n = (nb * oh * ow) as usize;
+    // Index of each patch cell in x, or None for padding.
+    let mut cols: Vec<Option<usize>> = Vec::with_capacity(rows_n * patch);
+    for n in 0..nb {
+        for y in 0..oh {
+            for z in 0..ow {
+                for ci in 0..c {
+                    for i in 0..kh {
+                        for j in 0..kw {
+                            let (r, q) = (y * s[0] - p[0] + i * d[0], z * s[1] - p[1] + j * d[1]);
+                            let inside = (0..h).contains(&r) && (0..w).contains(&q);
+                            cols.push(inside.then(|| (((n * c + ci) * h + r) * w + q) as usize));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // Kernels as [patch, o] (transposed from [o, patch]).
+    let kt: Vec<usize> = (0..patch * o as usize).map(|e| (e % o as usize) * patch + e / o as usize).collect();
+    let zero_at = x.len();
+    let picks: Vec<usize> = cols.iter().map(|c| c.unwrap_or(zero_at)).collect();
+    let padded = x.data().concat(&Data::from_f64(x.dtype(), std::iter::once(0.0)));
+    let a = padded.gather(&picks);
+    let b = k.data().gather(&kt);
+    let rows_out = contract(x.dtype(), &a, &b, None, rows_n, patch, o as usize);
+    // [n, oh, ow, o] → [n, o, oh, ow].
+    let (hw, o) = ((oh * ow) as usize, o as usize);
+    let order: Vec<usize> = (0..rows_n * o)
+        .map(|e| {
+            let (n, rest) = (e / (o * hw), e % (o * hw));
+            let (oc, pos) = (rest / hw, rest % hw);
+            (n * hw + pos) * o + oc
+        })
+        .collect();
+    rows_out.gather(&order)
+}

@@ -1,0 +1,263 @@
+//! Cell (elementwise) operators: each output cell from the cells at the same coordinate of the operands.
+
+use super::{fail, EvalError};
+use crate::array::{Array, DType, Data};
+use crate::dialects::teg::kind::{Binary, Predicate, Unary};
+use half::{bf16, f16};
+
+/// Floating-point element types computed natively (`f32`, `f64`).
+trait Real:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    const ZERO: Self;
+    fn abs(self) -> Self;
+    fn exp(self) -> Self;
+    fn ln(self) -> Self;
+    fn sqrt(self) -> Self;
+    fn tanh(self) -> Self;
+    fn gelu(self) -> Self;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! real {
+    ($t:ty, $erf:path) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            fn gelu(self) -> Self {
+                0.5 * self * (1.0 + $erf(self * std::f64::consts::FRAC_1_SQRT_2 as $t))
+            }
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+    };
+}
+real!(f32, libm::erff);
+real!(f64, libm::erf);
+
+fn real_unary<T: Real>(op: Unary, v: &[T]) -> Vec<T> {
+    match op {
+        Unary::Abs => v.iter().map(|&x| x.abs()).collect(),
+        Unary::Neg => v.iter().map(|&x| -x).collect(),
+        Unary::Exp => v.iter().map(|&x| x.exp()).collect(),
+        Unary::Log => v.iter().map(|&x| x.ln()).collect(),
+        Unary::Sqrt => v.iter().map(|&x| x.sqrt()).collect(),
+        Unary::Tanh => v.iter().map(|&x| x.tanh()).collect(),
+        // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum).
+        Unary::Relu => v.iter().map(|&x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }).collect(),
+        Unary::Gelu => v.iter().map(|&x| x.gelu()).collect(),
+    }
+}
+
+fn int_unary(op: Unary, x: i64) -> i64 {
+    match op {
+        Unary::Abs => x.wrapping_abs(),
+        Unary::Neg => x.wrapping_neg(),
+        Unary::Relu => x.max(0),
+        _ => unreachable!("verified: float-only ops take floats"),
+    }
+}
+
+/// Applies `f` to `f16`/`bf16` cells through `f32`.
+fn via_f32<H: Copy>(v: &[H], to: impl Fn(H) -> f32, from: impl Fn(f32) -> H, f: impl Fn(&[f32]) -> Vec<f32>) -> Vec<H> {
+    let wide: Vec<f32> = v.iter().map(|&x| to(x)).collect();
+    f(&wide).into_iter().map(from).collect()
+}
+
+macro_rules! ints {
+    ($data:expr, $v:ident, $t:ident => $body:expr, $other:expr) => {
+        match $data {
+            Data::I8($v) => {
+                type $t = i8;
+                Data::I8($body)
+            }
+            Data::I32($v) => {
+                type $t = i32;
+                Data::I32($body)
+            }
+            Data::I64($v) => {
+                type $t = i64;
+                Data::I64($body)
+            }
+            _ => $other,
+        }
+    };
+}
+
+/// An elementwise function of one operand.
+pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
+    let data = match x.data() {
+        Data::F32(v) => Data::F32(real_unary(op, v)),
+        Data::F64(v) => Data::F64(real_unary(op, v)),
+        Data::BF16(v) => Data::BF16(via_f32(v, bf16::to_f32, bf16::from_f32, |w| real_unary(op, w))),
+        Data::F16(v) => Data::F16(via_f32(v, f16::to_f32, f16::from_f32, |w| real_unary(op, w))),
+        other => {
+            ints!(other, v, T => v.iter().map(|&a| int_unary(op, i64::from(a)) as T).collect(), return fail("no elementwise math on i1"))
+        }
+    };
+    Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
+}
+
+fn real_binary<T: Real>(op: Binary, a: &[T], b: &[T]) -> Vec<T> {
+    let zip = |f: fn(T, T) -> T| a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
+    match op {
+        Binary::Add => zip(|x, y| x + y),
+        Binary::Sub => zip(|x, y| x - y),
+        Binary::Mul => zip(|x, y| x * y),
+        Binary::Div => zip(|x, y| x / y),
+        Binary::Max => zip(|x, y| {
+            if x.is_nan() || y.is_nan() {
+                x + y
+            } else if x >= y {
+                x
+            } else {
+                y
+            }
+        }),
+        Binary::Min => zip(|x, y| {
+            if x.is_nan() || y.is_nan() {
+                x + y
+            } else if x <= y {
+                x
+            } else {
+                y
+            }
+        }),
+    }
+}
+
+fn int_binary(op: Binary, x: i64, y: i64) -> Result<i64, EvalError> {
+    Ok(match op {
+        Binary::Add => x.wrapping_add(y),
+        Binary::Sub => x.wrapping_sub(y),
+        Binary::Mul => x.wrapping_mul(y),
+        Binary::Div if y == 0 => return fail("integer division by zero"),
+        Binary::Div => x.wrapping_div(y),
+        Binary::Max => x.max(y),
+        Binary::Min => x.min(y),
+    })
+}
+
+/// An elementwise function of two operands of one type.
+pub fn binary(op: Binary, a: &Array, b: &Array) -> Result<Array, EvalError> {
+    let data = match (a.data(), b.data()) {
+        (Data::F32(x), Data::F32(y)) => Data::F32(real_binary(op, x, y)),
+        (Data::F64(x), Data::F64(y)) => Data::F64(real_binary(op, x, y)),
+        (Data::BF16(x), Data::BF16(y)) => {
+            let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
+            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| real_binary(op, w, &wide)))
+        }
+        (Data::F16(x), Data::F16(y)) => {
+            let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
+            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| real_binary(op, w, &wide)))
+        }
+        (x, y) if x.dtype() == y.dtype() && x.dtype().is_int() => {
+            let values =
+                (0..x.len()).map(|i| int_binary(op, x.get_i64(i), y.get_i64(i))).collect::<Result<Vec<_>, _>>()?;
+            Data::from_i64(x.dtype(), &values)
+        }
+        _ => return fail(format!("no elementwise {op:?} on {} and {}", a.dtype(), b.dtype())),
+    };
+    Ok(Array::new(a.shape().to_vec(), data).expect("same shape"))
+}
+
+/// Clamps to `[min, max]` (NaN stays NaN; integers clamp to `[ceil(min), floor(max)]`).
+pub fn clip(x: &Array, min: f64, max: f64) -> Array {
+    let data = match x.data() {
+        Data::F32(v) => {
+            Data::F32(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min as f32, max as f32) }).collect())
+        }
+        Data::F64(v) => Data::F64(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min, max) }).collect()),
+        other if other.dtype().is_int() => {
+            let (lo, hi) = (min.ceil() as i64, max.floor() as i64);
+            let values: Vec<i64> = (0..other.len()).map(|i| other.get_i64(i).clamp(lo, hi)).collect();
+            Data::from_i64(other.dtype(), &values)
+        }
+        other => Data::from_f64(
+            other.dtype(),
+            (0..other.len()).map(|i| {
+                let a = other.get_f64(i);
+                if a.is_nan() {
+                    a
+                } else {
+                    a.clamp(min, max)
+                }
+            }),
+        ),
+    };
+    Array::new(x.shape().to_vec(), data).expect("same shape")
+}
+
+/// Converts every cell to `dtype`: floats round to nearest, floats to integers truncate toward zero and saturate
+/// (NaN gives 0), integers wrap, anything to `i1` is `x != 0`.
+pub fn cast(x: &Array, dtype: DType) -> Array {
+    let d = x.data();
+    let data = if dtype.is_int() && (d.dtype().is_int() || d.dtype() == DType::I1) {
+        Data::from_i64(dtype, &(0..d.len()).map(|i| d.get_i64(i)).collect::<Vec<_>>())
+    } else if let (Data::I64(v), true) = (d, dtype.is_float()) {
+        match dtype {
+            DType::F32 => Data::F32(v.iter().map(|&a| a as f32).collect()),
+            _ => Data::from_f64(dtype, v.iter().map(|&a| a as f64)),
+        }
+    } else if let (Data::F32(v), DType::BF16) = (d, dtype) {
+        Data::BF16(v.iter().map(|&a| bf16::from_f32(a)).collect())
+    } else if let (Data::F32(v), DType::F16) = (d, dtype) {
+        Data::F16(v.iter().map(|&a| f16::from_f32(a)).collect())
+    } else {
+        Data::from_f64(dtype, (0..d.len()).map(|i| d.get_f64(i)))
+    };
+    Array::new(x.shape().to_vec(), data).expect("same shape")
+}
+
+/// Compares cell by cell (any comparison with NaN is false but `ne`).
+pub fn compare(p: Predicate, a: &Array, b: &Array) -> Array {
+    let (x, y) = (a.data(), b.data());
+    let test = |o: std::cmp::Ordering| match p {
+        Predicate::Eq => o.is_eq(),
+        Predicate::Ne => o.is_ne(),
+        Predicate::Lt => o.is_lt(),
+        Predicate::Le => o.is_le(),
+        Predicate::Gt => o.is_gt(),
+        Predicate::Ge => o.is_ge(),
+    };
+    let cells: Vec<bool> = if x.dtype().is_float() {
+        (0..x.len())
+            .map(|i| match x.get_f64(i).partial_cmp(&y.get_f64(i)) {
+                Some(o) => test(o),
+                None => p == Predicate::Ne,
+            })
+            .collect()
+    } else {
+        (0..x.len()).map(|i| test(x.get_i64(i).cmp(&y.get_i64(i)))).collect()
+    };
+    Array::new(a.shape().to_vec(), Data::I1(cells)).expect("same shape")
+}
+
+/// `cond ? a : b` cell by cell.
+pub fn select(cond: &Array, a: &Array, b: &Array) -> Array {
+    let Data::I1(c) = cond.data() else { unreachable!("verified: the condition is i1") };
+    let picks: Vec<usize> = c.iter().enumerate().map(|(i, &t)| if t { i } else { i + c.len() }).collect();
+    let both = a.data().concat(b.data());
+    Array::new(a.shape().to_vec(), both.gather(&picks)).expect("same shape")
+}

@@ -1,0 +1,173 @@
+//! The TEG reference evaluator: runs a graph on the host, op by op in program order, exactly per the op
+//! definitions; the oracle every later lowering is checked against.
+//!
+//! Arithmetic rules. Floats compute in their own type (`f16` and `bf16` in `f32`, rounded to the type after each
+//! op); integers wrap at 64 bits and are truncated to their type; integer division truncates toward zero and a
+//! division by zero is an error. Reductions of `f32`, `f16` and `bf16` accumulate in `f64` and round once;
+//! `f64` accumulates in `f64`, in index order. `matmul`, `linear` and `conv2d` on `f32` accumulate in `f32` in
+//! the GEMM's blocked order (so a result may differ from a sequential sum in the last bits); `f16` and `bf16`
+//! operands compute in `f32`.
+
+mod block;
+mod cell;
+mod generate;
+mod reduce;
+mod views;
+
+use super::kind::{decode, OpKind};
+use super::tensor_type::as_tensor;
+use crate::array::{Array, DType};
+use crate::ir::{Context, OpId, ValueId};
+use indexmap::IndexMap;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Why evaluation stopped: the op (by location text) and the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalError {
+    /// The op that failed, if the failure is an op's.
+    pub op: Option<OpId>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+fn fail<T>(message: impl Into<String>) -> Result<T, EvalError> {
+    Err(EvalError { op: None, message: message.into() })
+}
+
+/// The sources a graph reads, by name, with their types: what a caller must bind.
+pub fn sources(ctx: &Context, graph: OpId) -> Vec<(String, Vec<u64>, DType)> {
+    graph_ops(ctx, graph)
+        .filter_map(|op| match decode(ctx, op) {
+            Ok(OpKind::Source { name }) => {
+                let t = as_tensor(ctx, ctx.body.value_type(ctx.body.result(op, 0)))?;
+                Some((name, t.shape(), t.dtype))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
+    let region = ctx.body.regions(graph)[0];
+    ctx.body.region(region).blocks.iter().flat_map(move |&b| ctx.body.block_ops(b))
+}
+
+/// Evaluates a verified graph with its sources bound by name; returns every sink's value by sink name, in op
+/// order. A missing source, or one of the wrong shape or element type, is an error naming it.
+pub fn evaluate(
+    ctx: &Context,
+    graph: OpId,
+    inputs: &IndexMap<String, Array>,
+) -> Result<IndexMap<String, Array>, EvalError> {
+    let mut env: HashMap<ValueId, Array> = HashMap::new();
+    let mut sinks = IndexMap::new();
+    for op in graph_ops(ctx, graph) {
+        let kind = decode(ctx, op).map_err(|message| EvalError { op: Some(op), message })?;
+        let at = |e: EvalError| EvalError { op: Some(op), ..e };
+        match &kind {
+            OpKind::Sink { name } => {
+                let v = env
+                    .get(&ctx.body.operand(op, 0))
+                    .ok_or_else(|| at(EvalError { op: None, message: "operand not evaluated".into() }))?;
+                sinks.insert(name.clone(), v.clone());
+                continue;
+            }
+            OpKind::SequencePoint => continue,
+            _ => {}
+        }
+        let result = ctx.body.result(op, 0);
+        let ty = as_tensor(ctx, ctx.body.value_type(result))
+            .ok_or_else(|| at(EvalError { op: None, message: "not a tensor".into() }))?;
+        let value = if let OpKind::Source { name } = &kind {
+            bind(name, inputs, &ty.shape(), ty.dtype).map_err(at)?
+        } else {
+            let args: Vec<&Array> = ctx.body.operands(op).map(|v| &env[&v]).collect();
+            let names: Vec<Vec<String>> = ctx
+                .body
+                .operands(op)
+                .map(|v| {
+                    as_tensor(ctx, ctx.body.value_type(v))
+                        .map(|t| t.names().iter().map(|s| s.to_string()).collect())
+                        .unwrap_or_default()
+                })
+                .collect();
+            let operands = Operands { arrays: &args, names: &names };
+            apply(
+                &kind,
+                &operands,
+                &ty.shape(),
+                &ty.names().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                ty.dtype,
+            )
+            .map_err(at)?
+        };
+        env.insert(result, value);
+    }
+    Ok(sinks)
+}
+
+fn bind(name: &str, inputs: &IndexMap<String, Array>, shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
+    let Some(a) = inputs.get(name) else { return fail(format!("source '{name}' is not bound to an input")) };
+    if a.shape() != shape || a.dtype() != dtype {
+        return fail(format!(
+            "source '{name}' is {dtype} of shape {shape:?} but its input is {} of shape {:?}",
+            a.dtype(),
+            a.shape()
+        ));
+    }
+    Ok(a.clone())
+}
+
+/// The operands of an op: their arrays and dimension names.
+pub(crate) struct Operands<'a> {
+    arrays: &'a [&'a Array],
+    names: &'a [Vec<String>],
+}
+
+impl Operands<'_> {
+    fn array(&self, i: usize) -> &Array {
+        self.arrays[i]
+    }
+
+    /// The position of dimension `name` in operand `i`.
+    fn dim(&self, i: usize, name: &str) -> Result<usize, EvalError> {
+        match self.names[i].iter().position(|n| n == name) {
+            Some(k) => Ok(k),
+            None => fail(format!("operand {i} has no dimension {name}")),
+        }
+    }
+}
+
+/// Computes one op's value.
+fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: DType) -> Result<Array, EvalError> {
+    match kind {
+        OpKind::Unary(u) => cell::unary(*u, ops.array(0)),
+        OpKind::Binary(b) => cell::binary(*b, ops.array(0), ops.array(1)),
+        OpKind::Clip { min, max } => Ok(cell::clip(ops.array(0), *min, *max)),
+        OpKind::Cast => Ok(cell::cast(ops.array(0), dtype)),
+        OpKind::Compare(p) => Ok(cell::compare(*p, ops.array(0), ops.array(1))),
+        OpKind::Where => Ok(cell::select(ops.array(0), ops.array(1), ops.array(2))),
+        OpKind::Reduce { dims, monoid } => {
+            let axes = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<Vec<_>, _>>()?;
+            reduce::reduce(ops.array(0), &axes, *monoid)
+        }
+        OpKind::Zeros => Ok(generate::full(dtype, shape, 0.0)),
+        OpKind::Ones => Ok(generate::full(dtype, shape, 1.0)),
+        OpKind::Full(v) => Ok(generate::full(dtype, shape, *v)),
+        OpKind::Iota { dim } => Ok(generate::iota(dtype, shape, names.iter().position(|n| n == dim).unwrap_or(0))),
+        OpKind::Random { seed } => Ok(generate::random(dtype, shape, *seed)),
+        OpKind::Index => Ok(generate::index(dtype, shape)),
+        OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => block::apply(kind, ops.arrays, shape),
+        OpKind::Source { .. } | OpKind::Sink { .. } | OpKind::SequencePoint => fail("not a value op"),
+        _ => views::apply(kind, ops, shape, names),
+    }
+}

@@ -1,0 +1,257 @@
+//! The TEG reference evaluator against known results for every op (values worked out by hand or by the
+//! definitions in the whitepaper), and its errors for bad bindings.
+
+use indexmap::IndexMap;
+use tapestry::array::{Array, DType, Data};
+use tapestry::dialects::teg::eval::evaluate;
+use tapestry::ir::verify::{verify, VerifyOptions};
+use tapestry::ir::{Context, OpId};
+
+/// Parses and verifies `text` (one graph), evaluates it with `inputs`, returns the sinks.
+fn run(text: &str, inputs: &[(&str, Array)]) -> Result<IndexMap<String, Array>, String> {
+    let mut ctx = Context::new(tapestry::dialects::all());
+    let module = tapestry::parse::parse_file(&mut ctx, "t.tap", text).map_err(|d| format!("{d:?}"))?;
+    let diags = verify(&ctx, module, VerifyOptions::default());
+    if !diags.is_empty() {
+        return Err(format!("{diags:?}"));
+    }
+    let graph = first_graph(&ctx, module);
+    let inputs: IndexMap<String, Array> = inputs.iter().map(|(n, a)| (n.to_string(), a.clone())).collect();
+    evaluate(&ctx, graph, &inputs).map_err(|e| e.message)
+}
+
+fn first_graph(ctx: &Context, module: OpId) -> OpId {
+    let region = ctx.body.regions(module)[0];
+    let block = ctx.body.region(region).blocks[0];
+    ctx.body.block_ops(block).find(|&op| ctx.op_name(op) == "teg.graph").expect("a graph")
+}
+
+fn f32s(shape: &[u64], v: &[f32]) -> Array {
+    Array::new(shape.to_vec(), Data::F32(v.to_vec())).unwrap()
+}
+
+fn values(a: &Array) -> Vec<f64> {
+    a.to_f64()
+}
+
+/// A graph with one source `x` of type `t_in`, the op line producing `%r : t_out`, and a sink.
+fn unary_graph(t_in: &str, op: &str, t_out: &str) -> String {
+    format!(
+        "teg.graph @g {{\n  %x = teg.source @x : !teg.tensor<{t_in}>\n  %r = {op}\n  %s = teg.sink @r %r : !teg.tensor<{t_out}> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
+    )
+}
+
+fn eval1(t_in: &str, op: &str, t_out: &str, x: Array) -> Array {
+    let text = unary_graph(t_in, op, t_out);
+    run(&text, &[("x", x)]).unwrap_or_else(|e| panic!("{text}\n{e}"))["r"].clone()
+}
+
+#[test]
+fn cell_ops() {
+    let t = "[n=4] x f32";
+    let x = f32s(&[4], &[-2.0, -0.5, 0.0, 3.0]);
+    let un = |name: &str| values(&eval1(t, &format!("teg.{name} %x : !teg.tensor<{t}>"), t, x.clone()));
+    assert_eq!(un("abs"), [2.0, 0.5, 0.0, 3.0]);
+    assert_eq!(un("neg"), [2.0, 0.5, -0.0, -3.0]);
+    assert_eq!(un("relu"), [0.0, 0.0, 0.0, 3.0]);
+    let exp = un("exp");
+    assert!((exp[3] - 3f32.exp() as f64).abs() < 1e-6);
+    let gelu = un("gelu");
+    // gelu(3) = 3·Φ(3) = 2.99595...
+    assert!((gelu[3] - 2.995_950_4).abs() < 1e-5, "{gelu:?}");
+    let clip = values(&eval1(t, &format!("teg.clip %x min -1.0 max 1.0 : !teg.tensor<{t}>"), t, x.clone()));
+    assert_eq!(clip, [-1.0, -0.5, 0.0, 1.0]);
+    let cast =
+        eval1(t, &format!("teg.cast %x : !teg.tensor<{t}> -> !teg.tensor<[n=4] x i32>"), "[n=4] x i32", x.clone());
+    assert_eq!(cast.data(), &Data::I32(vec![-2, 0, 0, 3]));
+}
+
+#[test]
+fn binary_compare_where() {
+    let text = r#"teg.graph @g {
+  %a = teg.source @a : !teg.tensor<[n=3] x f32>
+  %b = teg.source @b : !teg.tensor<[n=3] x f32>
+  %s = teg.sub %a, %b : !teg.tensor<[n=3] x f32>
+  %m = teg.max %a, %b : !teg.tensor<[n=3] x f32>
+  %c = teg.compare "lt" %a, %b : !teg.tensor<[n=3] x f32>, !teg.tensor<[n=3] x f32> -> !teg.tensor<[n=3] x i1>
+  %w = teg.where %c, %a, %b : !teg.tensor<[n=3] x i1>, !teg.tensor<[n=3] x f32>, !teg.tensor<[n=3] x f32> -> !teg.tensor<[n=3] x f32>
+  %t0 = teg.sink @s %s : !teg.tensor<[n=3] x f32> -> !teg.token
+  %t1 = teg.sink @m %m : !teg.tensor<[n=3] x f32> -> !teg.token
+  %t2 = teg.sink @w %w : !teg.tensor<[n=3] x f32> -> !teg.token
+  teg.sequence_point %t0, %t1, %t2 : !teg.token, !teg.token, !teg.token
+}"#;
+    let out = run(text, &[("a", f32s(&[3], &[1.0, 5.0, 2.0])), ("b", f32s(&[3], &[4.0, 1.0, 2.0]))]).unwrap();
+    assert_eq!(values(&out["s"]), [-3.0, 4.0, 0.0]);
+    assert_eq!(values(&out["m"]), [4.0, 5.0, 2.0]);
+    assert_eq!(values(&out["w"]), [1.0, 1.0, 2.0]);
+}
+
+#[test]
+fn reductions() {
+    let t = "[a=2, b=3] x f32";
+    let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let red = |dims: &str, m: &str, out: &str| {
+        values(&eval1(
+            t,
+            &format!("teg.reduce %x along {dims} by \"{m}\" : !teg.tensor<{t}> -> !teg.tensor<{out}>"),
+            out,
+            x.clone(),
+        ))
+    };
+    assert_eq!(red("[\"b\"]", "sum", "[a=2] x f32"), [6.0, 15.0]);
+    assert_eq!(red("[\"a\"]", "prod", "[b=3] x f32"), [4.0, 10.0, 18.0]);
+    assert_eq!(red("[\"a\", \"b\"]", "max", "[] x f32"), [6.0]);
+    assert_eq!(red("[\"b\"]", "min", "[a=2] x f32"), [1.0, 4.0]);
+    assert_eq!(red("[\"b\"]", "mean", "[a=2] x f32"), [2.0, 5.0]);
+}
+
+#[test]
+fn views() {
+    let t = "[h=2, w=3] x f32";
+    let x = f32s(&[2, 3], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    let view = |op: &str, out: &str| {
+        values(&eval1(t, &format!("{op} : !teg.tensor<{t}> -> !teg.tensor<{out}>"), out, x.clone()))
+    };
+    assert_eq!(view("teg.permute %x to [\"w\", \"h\"]", "[w=3, h=2] x f32"), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    assert_eq!(view("teg.reverse %x along [\"w\"]", t), [2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
+    assert_eq!(view("teg.slice %x along \"w\" from 0 to 3 step 2", "[h=2, w=2] x f32"), [0.0, 2.0, 3.0, 5.0]);
+    assert_eq!(
+        view("teg.repeat %x along \"h\" times 2", "[h=4, w=3] x f32"),
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(
+        view("teg.pad %x along \"w\" low 2 high 1 \"reflect\" 0.0", "[h=2, w=6] x f32"),
+        [2.0, 1.0, 0.0, 1.0, 2.0, 1.0, 5.0, 4.0, 3.0, 4.0, 5.0, 4.0]
+    );
+    assert_eq!(
+        view("teg.pad %x along \"w\" low 1 high 2 \"wrap\" 0.0", "[h=2, w=6] x f32"),
+        [2.0, 0.0, 1.0, 2.0, 0.0, 1.0, 5.0, 3.0, 4.0, 5.0, 3.0, 4.0]
+    );
+    assert_eq!(
+        view("teg.pad %x along \"h\" low 1 high 0 \"constant\" -1.0", "[h=3, w=3] x f32"),
+        [-1.0, -1.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    let u = view("teg.unsqueeze %x as \"c\" at 1", "[h=2, c=1, w=3] x f32");
+    assert_eq!(u, values(&x));
+}
+
+#[test]
+fn concat_interleave_broadcast() {
+    let text = r#"teg.graph @g {
+  %a = teg.source @a : !teg.tensor<[n=2] x f32>
+  %b = teg.source @b : !teg.tensor<[n=2] x f32>
+  %c = teg.concat %a, %b along "n" : !teg.tensor<[n=2] x f32>, !teg.tensor<[n=2] x f32> -> !teg.tensor<[n=4] x f32>
+  %i = teg.interleave %a, %b along "n" : !teg.tensor<[n=2] x f32>, !teg.tensor<[n=2] x f32> -> !teg.tensor<[n=4] x f32>
+  %u = teg.unsqueeze %a as "m" at 0 : !teg.tensor<[n=2] x f32> -> !teg.tensor<[m=1, n=2] x f32>
+  %r = teg.broadcast %u along "m" to 3 : !teg.tensor<[m=1, n=2] x f32> -> !teg.tensor<[m=3, n=2] x f32>
+  %t0 = teg.sink @c %c : !teg.tensor<[n=4] x f32> -> !teg.token
+  %t1 = teg.sink @i %i : !teg.tensor<[n=4] x f32> -> !teg.token
+  %t2 = teg.sink @r %r : !teg.tensor<[m=3, n=2] x f32> -> !teg.token
+  teg.sequence_point %t0, %t1, %t2 : !teg.token, !teg.token, !teg.token
+}"#;
+    let out = run(text, &[("a", f32s(&[2], &[1.0, 2.0])), ("b", f32s(&[2], &[3.0, 4.0]))]).unwrap();
+    assert_eq!(values(&out["c"]), [1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(values(&out["i"]), [1.0, 3.0, 2.0, 4.0]);
+    assert_eq!(values(&out["r"]), [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
+}
+
+#[test]
+fn generators() {
+    let gen = |op: &str, t: &str| {
+        let text = format!("teg.graph @g {{\n  %r = {op} : !teg.tensor<{t}>\n  %s = teg.sink @r %r : !teg.tensor<{t}> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n");
+        run(&text, &[]).unwrap()["r"].clone()
+    };
+    assert_eq!(values(&gen("teg.full 2.5", "[n=2] x f64")), [2.5, 2.5]);
+    assert_eq!(values(&gen("teg.iota along \"w\"", "[h=2, w=3] x i64")), [0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+    // The index tensor of a 2x2 grid: each cell's (h, w).
+    assert_eq!(values(&gen("teg.index", "[h=2, w=2, axis=2] x i64")), [0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
+    // Random values: in [0, 1), the same for the same seed and coordinates, different for another seed.
+    let r1 = values(&gen("teg.random seed 7", "[h=4, w=4] x f32"));
+    assert!(r1.iter().all(|v| (0.0..1.0).contains(v)));
+    assert_eq!(r1, values(&gen("teg.random seed 7", "[h=4, w=4] x f32")));
+    assert_ne!(r1, values(&gen("teg.random seed 8", "[h=4, w=4] x f32")));
+    // A cell's value depends on its coordinates only: the 2x2 corner of a 4x4 is the 2x2 tensor.
+    let small = values(&gen("teg.random seed 7", "[h=2, w=2] x f32"));
+    assert_eq!(small, [r1[0], r1[1], r1[4], r1[5]]);
+}
+
+#[test]
+fn block_ops() {
+    let text = r#"teg.graph @g {
+  %x = teg.source @x : !teg.tensor<[batch=2, in=3] x f32>
+  %w = teg.source @w : !teg.tensor<[in=3, out=2] x f32>
+  %b = teg.source @b : !teg.tensor<[out=2] x f32>
+  %m = teg.matmul %x, %w : !teg.tensor<[batch=2, in=3] x f32>, !teg.tensor<[in=3, out=2] x f32> -> !teg.tensor<[batch=2, out=2] x f32>
+  %l = teg.linear %x, %w, %b : !teg.tensor<[batch=2, in=3] x f32>, !teg.tensor<[in=3, out=2] x f32>, !teg.tensor<[out=2] x f32> -> !teg.tensor<[batch=2, out=2] x f32>
+  %p = teg.prod %x, %w : !teg.tensor<[batch=2, in=3] x f32>, !teg.tensor<[in=3, out=2] x f32> -> !teg.tensor<[batch=2, in=3, out=2] x f32>
+  %r = teg.reduce %p along ["in"] by "sum" : !teg.tensor<[batch=2, in=3, out=2] x f32> -> !teg.tensor<[batch=2, out=2] x f32>
+  %t0 = teg.sink @m %m : !teg.tensor<[batch=2, out=2] x f32> -> !teg.token
+  %t1 = teg.sink @l %l : !teg.tensor<[batch=2, out=2] x f32> -> !teg.token
+  %t2 = teg.sink @r %r : !teg.tensor<[batch=2, out=2] x f32> -> !teg.token
+  teg.sequence_point %t0, %t1, %t2 : !teg.token, !teg.token, !teg.token
+}"#;
+    let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let w = f32s(&[3, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+    let b = f32s(&[2], &[10.0, 20.0]);
+    let out = run(text, &[("x", x), ("w", w), ("b", b)]).unwrap();
+    assert_eq!(values(&out["m"]), [4.0, 5.0, 10.0, 11.0]);
+    assert_eq!(values(&out["l"]), [14.0, 25.0, 20.0, 31.0]);
+    // Splitting matmul into prod + sum over `in` gives the same values.
+    assert_eq!(values(&out["r"]), values(&out["m"]));
+}
+
+#[test]
+fn conv2d_matches_the_definition() {
+    let text = r#"teg.graph @g {
+  %x = teg.source @x : !teg.tensor<[n=1, c=2, h=5, w=5] x f64>
+  %k = teg.source @k : !teg.tensor<[o=3, c=2, kh=3, kw=2] x f64>
+  %y = teg.conv2d %x, %k strides [2, 1] dilations [1, 2] padding [1, 1] : !teg.tensor<[n=1, c=2, h=5, w=5] x f64>, !teg.tensor<[o=3, c=2, kh=3, kw=2] x f64> -> !teg.tensor<[n=1, o=3, h=3, w=5] x f64>
+  %t = teg.sink @y %y : !teg.tensor<[n=1, o=3, h=3, w=5] x f64> -> !teg.token
+  teg.sequence_point %t : !teg.token
+}"#;
+    let x = Array::from_fn(DType::F64, vec![1, 2, 5, 5], |i| (i as f64 * 0.37).sin());
+    let k = Array::from_fn(DType::F64, vec![3, 2, 3, 2], |i| (i as f64 * 0.11).cos());
+    let out = run(text, &[("x", x.clone()), ("k", k.clone())]).unwrap();
+    let (xv, kv, yv) = (values(&x), values(&k), values(&out["y"]));
+    for o in 0..3i64 {
+        for y in 0..3i64 {
+            for z in 0..5i64 {
+                let mut acc = 0.0;
+                for c in 0..2i64 {
+                    for i in 0..3i64 {
+                        for j in 0..2i64 {
+                            let (r, q) = (y * 2 - 1 + i, z - 1 + j * 2);
+                            if (0..5).contains(&r) && (0..5).contains(&q) {
+                                acc += xv[(c * 25 + r * 5 + q) as usize] * kv[(o * 12 + c * 6 + i * 2 + j) as usize];
+                            }
+                        }
+                    }
+                }
+                let got = yv[(o * 15 + y * 5 + z) as usize];
+                assert!((got - acc).abs() < 1e-12, "o={o} y={y} z={z}: {got} vs {acc}");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_bindings_name_the_source() {
+    let text = unary_graph("[n=4] x f32", "teg.abs %x : !teg.tensor<[n=4] x f32>", "[n=4] x f32");
+    assert_eq!(run(&text, &[]).unwrap_err(), "source 'x' is not bound to an input");
+    let wrong = run(&text, &[("x", f32s(&[2], &[1.0, 2.0]))]).unwrap_err();
+    assert_eq!(wrong, "source 'x' is f32 of shape [4] but its input is f32 of shape [2]");
+    let ints = Array::new(vec![4], Data::I32(vec![1, 2, 3, 4])).unwrap();
+    assert!(run(&text, &[("x", ints)]).unwrap_err().contains("is f32 of shape [4] but its input is i32"));
+}
+
+#[test]
+fn integer_division_by_zero_is_an_error() {
+    let text = r#"teg.graph @g {
+  %a = teg.source @a : !teg.tensor<[n=2] x i32>
+  %d = teg.div %a, %a : !teg.tensor<[n=2] x i32>
+  %t = teg.sink @d %d : !teg.tensor<[n=2] x i32> -> !teg.token
+  teg.sequence_point %t : !teg.token
+}"#;
+    let a = Array::new(vec![2], Data::I32(vec![3, 0])).unwrap();
+    assert_eq!(run(text, &[("a", a)]).unwrap_err(), "integer division by zero");
+}
