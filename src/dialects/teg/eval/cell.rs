@@ -106,6 +106,7 @@ macro_rules! ints {
 }
 
 /// An elementwise function of one operand.
+#[allow(clippy::useless_conversion)] // `i64::from` is the identity in the macro's `i64` arm.
 pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
     let data = match x.data() {
         Data::F32(v) => Data::F32(real_unary(op, v)),
