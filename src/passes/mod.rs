@@ -14,6 +14,7 @@ pub mod pass;
 pub mod pipeline;
 pub mod registry;
 pub mod symbol_dce;
+pub mod teg_print_dims;
 
 pub use instrument::{Instrumentation, Selection};
 pub use manager::PassManager;
@@ -43,5 +44,6 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(cse::ENTRY);
     registry.register_pass(dce::ENTRY);
     registry.register_pass(layout_print::ENTRY);
+    registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);
 }
