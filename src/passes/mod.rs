@@ -15,6 +15,7 @@ pub mod pipeline;
 pub mod registry;
 pub mod symbol_dce;
 pub mod teg_print_dims;
+pub mod teg_print_dot;
 
 pub use instrument::{Instrumentation, Selection};
 pub use manager::PassManager;
@@ -45,5 +46,6 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(dce::ENTRY);
     registry.register_pass(layout_print::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
+    registry.register_pass(teg_print_dot::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);
 }

@@ -1,0 +1,141 @@
+//! `teg-print-dot`: writes each TEG graph as Graphviz DOT, with the whitepaper's node kinds: sources and sinks
+//! (houses), selectors (dashed boxes), cell operators and reductions (ellipses), block operators (3-D boxes)
+//! with their signature (a component node: index space and one IPF per input and output), sequence points
+//! (diamonds), and tensors as the labels of the edges that carry them.
+
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
+use super::registry::PassEntry;
+use crate::dialects::teg::kind::{decode, OpKind};
+use crate::dialects::teg::signature::{builtin, Signature};
+use crate::dialects::teg::tensor_type::as_tensor;
+use crate::ir::symbols::symbol_name;
+use crate::ir::{walk, Context, Diagnostic, OpId};
+use std::collections::HashMap;
+
+/// The registration of `teg-print-dot`.
+pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
+
+static INFO: PassInfo = PassInfo {
+    argument: "teg-print-dot",
+    name: "TegPrintDot",
+    description: "Write every TEG graph as a Graphviz DOT digraph",
+    anchor: None,
+    options: &[],
+    statistics: &[("num-graphs", "Number of graphs written")],
+};
+
+fn create(_: &super::options::OptionValues) -> Box<dyn Pass> {
+    Box::new(PrintDot)
+}
+
+struct PrintDot;
+
+impl Pass for PrintDot {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+
+    fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
+        let graphs: Vec<OpId> = std::iter::once(root)
+            .chain(walk::preorder(&ctx.body, root))
+            .filter(|&op| ctx.op_name(op) == "teg.graph")
+            .collect();
+        for graph in graphs {
+            let _ = env.out.write_all(dot(ctx, graph).as_bytes());
+            env.stats.add("num-graphs", 1);
+        }
+        Ok(Changed::No)
+    }
+}
+
+/// DOT's quoting of a one-line label.
+fn quote(s: &str) -> String {
+    quote_lines(&[s.to_string()])
+}
+
+/// DOT's quoting of left-aligned lines (each ended by `\l`, except a single line).
+fn quote_lines(lines: &[String]) -> String {
+    let escaped: Vec<String> = lines.iter().map(|l| l.replace('\\', "\\\\").replace('"', "\\\"")).collect();
+    match escaped.as_slice() {
+        [one] => format!("\"{one}\""),
+        many => format!("\"{}\\l\"", many.join("\\l")),
+    }
+}
+
+/// The DOT text of one graph.
+fn dot(ctx: &Context, graph: OpId) -> String {
+    let name = symbol_name(ctx, graph).unwrap_or("graph");
+    let mut out = format!("digraph {} {{\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n", quote(name));
+    let region = ctx.body.regions(graph)[0];
+    let mut node_of: HashMap<crate::ir::ValueId, usize> = HashMap::new();
+    for (n, op) in ctx.body.region(region).blocks.iter().flat_map(|&b| ctx.body.block_ops(b)).enumerate() {
+        let Ok(kind) = decode(ctx, op) else { continue };
+        let (shape, label) = node_style(ctx, op, &kind);
+        out.push_str(&format!("  n{n} [{shape}, label={}];\n", quote(&label)));
+        for v in ctx.body.operands(op) {
+            if let Some(&from) = node_of.get(&v) {
+                let edge = as_tensor(ctx, ctx.body.value_type(v)).map_or(String::new(), |t| t.to_string());
+                let style = if edge.is_empty() { ", style=dotted" } else { "" };
+                out.push_str(&format!("  n{from} -> n{n} [label={}{style}];\n", quote(&edge)));
+            }
+        }
+        if let Some(sig) = signature(ctx, op, &kind) {
+            let label = quote_lines(&sig_lines(&sig));
+            out.push_str(&format!("  s{n} [shape=component, style=filled, fillcolor=\"#f2f2f2\", label={label}];\n"));
+            out.push_str(&format!("  s{n} -> n{n} [style=dashed, arrowhead=none];\n"));
+        }
+        for v in ctx.body.results(op) {
+            node_of.insert(v, n);
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// The node's shape attributes and label.
+fn node_style(ctx: &Context, op: OpId, kind: &OpKind) -> (&'static str, String) {
+    let name = ctx.op_name(op).trim_start_matches("teg.").to_string();
+    match kind {
+        OpKind::Source { name } => ("shape=invhouse, style=filled, fillcolor=\"#dbeafe\"", format!("source {name}")),
+        OpKind::Sink { name } => ("shape=house, style=filled, fillcolor=\"#dcfce7\"", format!("sink {name}")),
+        OpKind::SequencePoint => ("shape=diamond, label=\"\", width=0.3, height=0.3", "sequence point".into()),
+        OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
+            ("shape=box3d, style=filled, fillcolor=\"#fef3c7\"", name)
+        }
+        OpKind::Unary(_)
+        | OpKind::Binary(_)
+        | OpKind::Clip { .. }
+        | OpKind::Cast
+        | OpKind::Compare(_)
+        | OpKind::Where => ("shape=ellipse", name),
+        OpKind::Reduce { dims, monoid } => {
+            ("shape=ellipse, peripheries=2", format!("reduce {} over {}", monoid.name(), dims.join(", ")))
+        }
+        OpKind::Zeros
+        | OpKind::Ones
+        | OpKind::Full(_)
+        | OpKind::Iota { .. }
+        | OpKind::Random { .. }
+        | OpKind::Index => ("shape=box, style=\"rounded,dashed\"", name),
+        _ => ("shape=box, style=dashed", name),
+    }
+}
+
+fn signature(ctx: &Context, op: OpId, kind: &OpKind) -> Option<Signature> {
+    let types: Vec<_> = ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
+    let result = as_tensor(ctx, ctx.body.value_type(ctx.body.results(op).next()?))?;
+    builtin(kind, &types, result)
+}
+
+/// `index [m=4, n=6, k=8]`, then one `name: λx.[...]⋅x + [...] : [shape]` line per input and output.
+fn sig_lines(sig: &Signature) -> Vec<String> {
+    let index: Vec<String> = sig.index.iter().map(|(n, e)| format!("{n}={e}")).collect();
+    let mut lines = vec![format!("index [{}]", index.join(", "))];
+    for (name, ipf) in sig.inputs.iter().chain(&sig.outputs) {
+        lines.push(format!("{name}: {ipf}"));
+    }
+    for (dim, monoid) in &sig.reductions {
+        lines.push(format!("{}: {}", sig.index[*dim].0, monoid.name()));
+    }
+    lines
+}
