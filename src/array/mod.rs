@@ -1,7 +1,8 @@
 //! Host arrays: a shape and typed element data, what the TEG reference evaluator computes on and what `tap-run`
-//! reads from and writes to NumPy `.npy` files. A library of its own (std and `half` only).
+//! reads from and writes to NumPy `.npy` files. A library of its own (std, `half` and `npyz` only).
 
 pub mod dtype;
+pub mod npy;
 
 pub use dtype::DType;
 use half::{bf16, f16};
@@ -227,6 +228,38 @@ impl Array {
     /// The row-major strides of the shape, in elements.
     pub fn strides(&self) -> Vec<usize> {
         strides(&self.shape)
+    }
+}
+
+impl Array {
+    /// The elements as nested brackets, one level per dimension (`[[1, 2], [3, 4]]`; a scalar alone), each
+    /// number in the shortest form that reads back to the same value of its type.
+    pub fn to_text(&self) -> String {
+        let cell = |i: usize| -> String {
+            match &self.data {
+                Data::F32(v) => v[i].to_string(),
+                Data::F64(v) => v[i].to_string(),
+                Data::BF16(v) => v[i].to_string(),
+                Data::F16(v) => v[i].to_string(),
+                Data::I8(v) => v[i].to_string(),
+                Data::I32(v) => v[i].to_string(),
+                Data::I64(v) => v[i].to_string(),
+                Data::I1(v) => v[i].to_string(),
+            }
+        };
+        fn nest(shape: &[u64], at: &mut usize, cell: &dyn Fn(usize) -> String) -> String {
+            match shape.split_first() {
+                None => {
+                    *at += 1;
+                    cell(*at - 1)
+                }
+                Some((&n, rest)) => {
+                    let parts: Vec<String> = (0..n).map(|_| nest(rest, at, cell)).collect();
+                    format!("[{}]", parts.join(", "))
+                }
+            }
+        }
+        nest(&self.shape, &mut 0, &cell)
     }
 }
 

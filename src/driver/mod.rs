@@ -3,6 +3,7 @@
 
 pub mod expected;
 pub mod options;
+pub mod run;
 pub mod split;
 pub mod timing;
 

@@ -1,0 +1,184 @@
+//! `tap-run` as a library: evaluates a TEG graph of a `.tap` file with the reference evaluator, its sources bound
+//! to NumPy `.npy` files by name, its sinks written as `.npy` files (the role `mlir-runner` plays for MLIR).
+
+use crate::array::{npy, Array};
+use crate::dialects;
+use crate::dialects::teg::eval::{evaluate, sources};
+use crate::ir::symbols::symbol_name;
+use crate::ir::verify::{verify, VerifyOptions};
+use crate::ir::{walk, Context, Diagnostic, OpId};
+use crate::render::{render_all, Style};
+use indexmap::IndexMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+const HELP: &str = "OVERVIEW: Tapestry graph runner (the TEG reference evaluator)
+
+USAGE: tap-run FILE.tap [--entry NAME] --input NAME=PATH.npy ... (--output-dir DIR | --print)
+
+OPTIONS:
+  --entry NAME           The teg.graph to run (needed when the file has several)
+  --input NAME=PATH      Binds source NAME to the .npy file PATH (repeat for every source)
+  --output-dir DIR       Writes each sink as DIR/<sink name>.npy (created if missing)
+  --print                Prints each sink as `name = [[...]]` on standard output
+  --help                 Prints this help
+";
+
+/// Parsed command line.
+#[derive(Debug, Default)]
+struct Args {
+    file: Option<String>,
+    entry: Option<String>,
+    inputs: Vec<(String, PathBuf)>,
+    output_dir: Option<PathBuf>,
+    print: bool,
+    help: bool,
+}
+
+fn parse_args(args: &[String]) -> Result<Args, String> {
+    let mut out = Args::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (a.as_str(), None),
+        };
+        let mut value =
+            |name: &str| inline.clone().or_else(|| it.next().cloned()).ok_or(format!("{name} needs a value"));
+        match flag {
+            "--help" | "-h" => out.help = true,
+            "--print" => out.print = true,
+            "--entry" => out.entry = Some(value("--entry")?),
+            "--output-dir" | "-o" => out.output_dir = Some(PathBuf::from(value("--output-dir")?)),
+            "--input" | "-i" => {
+                let v = value("--input")?;
+                let (name, path) = v.split_once('=').ok_or(format!("--input expects NAME=PATH.npy, got '{v}'"))?;
+                out.inputs.push((name.to_string(), PathBuf::from(path)));
+            }
+            f if f.starts_with('-') && f.len() > 1 => return Err(format!("unknown option '{f}' (see --help)")),
+            _ if out.file.is_some() => return Err(format!("only one input file, got a second: '{a}'")),
+            _ => out.file = Some(a.clone()),
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `tap-run` with `args` (without the program name); returns the exit code.
+pub fn main(args: &[String], stdout: &mut dyn Write, stderr: &mut dyn Write) -> i32 {
+    let code = match parse_args(args).and_then(|a| run(&a, stdout, stderr)) {
+        Ok(()) => 0,
+        Err(e) => {
+            let _ = writeln!(stderr, "error: {e}");
+            1
+        }
+    };
+    let _ = stderr.flush();
+    code
+}
+
+fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<(), String> {
+    if args.help {
+        return stdout.write_all(HELP.as_bytes()).map_err(|e| e.to_string());
+    }
+    let file = args.file.as_deref().ok_or("no input file (see --help)")?;
+    if args.output_dir.is_none() && !args.print {
+        return Err("nowhere to put the results: give --output-dir DIR or --print".into());
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+    let mut ctx = Context::new(dialects::all());
+    let module = match crate::parse::parse_file(&mut ctx, file, &text) {
+        Ok(m) => m,
+        Err(diags) => return Err(report(&ctx, &diags, stderr)),
+    };
+    let diags = verify(&ctx, module, VerifyOptions::default());
+    if !diags.is_empty() {
+        return Err(report(&ctx, &diags, stderr));
+    }
+    let graph = entry(&ctx, module, args.entry.as_deref())?;
+    let inputs = bind(&ctx, graph, &args.inputs)?;
+    let outputs = evaluate(&ctx, graph, &inputs).map_err(|e| match e.op {
+        Some(op) => report(&ctx, &[Diagnostic::error(ctx.body.op(op).loc, e.message)], stderr),
+        None => e.message,
+    })?;
+    if args.print {
+        for (name, value) in &outputs {
+            writeln!(stdout, "{name} = {}", value.to_text()).map_err(|e| e.to_string())?;
+        }
+    }
+    if let Some(out_dir) = &args.output_dir {
+        std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create '{}': {e}", out_dir.display()))?;
+        for (name, value) in outputs {
+            let path = out_dir.join(format!("{name}.npy"));
+            let bytes = npy::write(&value).map_err(|e| format!("sink '{name}': {e}"))?;
+            std::fs::write(&path, bytes).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes rendered diagnostics and gives the one-line summary error.
+fn report(ctx: &Context, diags: &[Diagnostic], stderr: &mut dyn Write) -> String {
+    let _ = stderr.write_all(render_all(ctx, diags, Style::Mlir).as_bytes());
+    "the graph cannot be run".into()
+}
+
+/// The graph to run: `--entry`, or the only one.
+fn entry(ctx: &Context, module: OpId, name: Option<&str>) -> Result<OpId, String> {
+    let graphs: Vec<OpId> =
+        walk::preorder(&ctx.body, module).into_iter().filter(|&op| ctx.op_name(op) == "teg.graph").collect();
+    let names: Vec<String> = graphs.iter().map(|&g| format!("@{}", symbol_name(ctx, g).unwrap_or("?"))).collect();
+    match name {
+        Some(n) => {
+            graphs.iter().copied().find(|&g| symbol_name(ctx, g) == Some(n.trim_start_matches('@'))).ok_or_else(|| {
+                format!("no teg.graph named @{} (the file has {})", n.trim_start_matches('@'), list(&names))
+            })
+        }
+        None => match graphs.as_slice() {
+            [g] => Ok(*g),
+            [] => Err("the file has no teg.graph".into()),
+            _ => Err(format!("the file has several graphs ({}): choose one with --entry", names.join(", "))),
+        },
+    }
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".into()
+    } else {
+        names.join(", ")
+    }
+}
+
+/// Reads every source's `.npy` file; checks that each source is bound exactly once and each binding names one.
+fn bind(ctx: &Context, graph: OpId, inputs: &[(String, PathBuf)]) -> Result<IndexMap<String, Array>, String> {
+    let wanted = sources(ctx, graph);
+    let mut out = IndexMap::new();
+    for (name, path) in inputs {
+        let Some((_, shape, dtype)) = wanted.iter().find(|s| &s.0 == name) else {
+            let names: Vec<String> = wanted.iter().map(|s| s.0.clone()).collect();
+            return Err(format!(
+                "--input {name}: the graph has no source named '{name}' (its sources: {})",
+                list(&names)
+            ));
+        };
+        if out.contains_key(name) {
+            return Err(format!("source '{name}' is bound twice"));
+        }
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("source '{name}': cannot read '{}': {e}", path.display()))?;
+        let array = npy::read(&bytes).map_err(|e| format!("source '{name}': '{}': {e}", path.display()))?;
+        if array.shape() != shape.as_slice() || array.dtype() != *dtype {
+            return Err(format!(
+                "source '{name}' is {dtype} of shape {shape:?} but '{}' holds {} of shape {:?}",
+                path.display(),
+                array.dtype(),
+                array.shape()
+            ));
+        }
+        out.insert(name.clone(), array);
+    }
+    if let Some((name, shape, dtype)) = wanted.iter().find(|s| !out.contains_key(&s.0)) {
+        return Err(format!("source '{name}' ({dtype} of shape {shape:?}) is not bound: pass --input {name}=PATH.npy"));
+    }
+    Ok(out)
+}
