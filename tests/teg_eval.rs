@@ -255,3 +255,17 @@ fn integer_division_by_zero_is_an_error() {
     let a = Array::new(vec![2], Data::I32(vec![3, 0])).unwrap();
     assert_eq!(run(text, &[("a", a)]).unwrap_err(), "integer division by zero");
 }
+
+#[test]
+fn user_block_operators_run_their_body_per_index_point() {
+    // A matmul declared in the IR: index (i, j, l), l reduced by sum; the body multiplies two 1x1 boxes.
+    let ub = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/test/lit/teg/user-block.tap")).unwrap();
+    let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let w = f32s(&[3, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+    let sig = f32s(&[7], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let out = run(&ub, &[("x", x), ("w", w), ("sig", sig)]).unwrap();
+    assert_eq!(values(&out["mm"]), [4.0, 5.0, 10.0, 11.0]);
+    assert_eq!(values(&out["builtin"]), values(&out["mm"]));
+    // A window of 3 summed at stride 2 (a halo of 1): [0+1+2, 2+3+4, 4+5+6].
+    assert_eq!(values(&out["window"]), [3.0, 9.0, 15.0]);
+}

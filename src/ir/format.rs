@@ -499,8 +499,12 @@ fn present(elem: &Elem, p: &OpPrinter<'_, '_>, op: OpId) -> bool {
     }
 }
 
-/// An attribute as printed, with the type of an `i64` or `f64` number left out.
+/// An attribute as printed, with the type of an `i64` or `f64` number left out (also inside nested arrays).
 fn bare_number(ctx: &super::context::Context, value: AttrId) -> String {
+    if let Attr::Array(items) = ctx.attr_data(value) {
+        let items: Vec<String> = items.iter().map(|&a| bare_number(ctx, a)).collect();
+        return format!("[{}]", items.join(", "));
+    }
     let text = super::print::attr_to_string(ctx, value);
     match text.strip_suffix(" : i64").or_else(|| text.strip_suffix(" : f64")) {
         Some(bare) if matches!(ctx.attr_data(value), Attr::Int { .. } | Attr::Float { .. }) => bare.to_string(),

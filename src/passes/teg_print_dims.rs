@@ -4,9 +4,7 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::kind::decode;
-use crate::dialects::teg::signature::{builtin, Signature};
-use crate::dialects::teg::tensor_type::as_tensor;
+use crate::dialects::teg::signature::{signature_of, Signature};
 use crate::ir::{walk, Context, Diagnostic, OpId};
 use crate::zspace::{dim_kinds, DimRole};
 
@@ -45,17 +43,6 @@ impl Pass for PrintDims {
         }
         Ok(Changed::No)
     }
-}
-
-/// The signature of `op` if it is a verified TEG block operator.
-fn signature_of(ctx: &Context, op: OpId) -> Option<Signature> {
-    if !ctx.op_name(op).starts_with("teg.") {
-        return None;
-    }
-    let kind = decode(ctx, op).ok()?;
-    let types: Vec<_> = ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
-    let result = as_tensor(ctx, ctx.body.value_type(*ctx.body.results(op).collect::<Vec<_>>().first()?))?;
-    builtin(&kind, &types, result)
 }
 
 /// `teg.matmul at f:1:2 index [batch=10, out=3, in=2]` and one line per index dimension.

@@ -6,7 +6,7 @@
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::kind::{decode, OpKind};
-use crate::dialects::teg::signature::{builtin, Signature};
+use crate::dialects::teg::signature::{signature_of, Signature};
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::ir::symbols::symbol_name;
 use crate::ir::{walk, Context, Diagnostic, OpId};
@@ -79,7 +79,7 @@ fn dot(ctx: &Context, graph: OpId) -> String {
                 out.push_str(&format!("  n{from} -> n{n} [label={}{style}];\n", quote(&edge)));
             }
         }
-        if let Some(sig) = signature(ctx, op, &kind) {
+        if let Some(sig) = signature_of(ctx, op) {
             let label = quote_lines(&sig_lines(&sig));
             out.push_str(&format!("  s{n} [shape=component, style=filled, fillcolor=\"#f2f2f2\", label={label}];\n"));
             out.push_str(&format!("  s{n} -> n{n} [style=dashed, arrowhead=none];\n"));
@@ -99,6 +99,7 @@ fn node_style(ctx: &Context, op: OpId, kind: &OpKind) -> (&'static str, String) 
         OpKind::Source { name } => ("shape=invhouse, style=filled, fillcolor=\"#dbeafe\"", format!("source {name}")),
         OpKind::Sink { name } => ("shape=house, style=filled, fillcolor=\"#dcfce7\"", format!("sink {name}")),
         OpKind::SequencePoint => ("shape=diamond, label=\"\", width=0.3, height=0.3", "sequence point".into()),
+        OpKind::Block { name } => ("shape=box3d, style=filled, fillcolor=\"#fde68a\"", format!("block {name}")),
         OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
             ("shape=box3d, style=filled, fillcolor=\"#fef3c7\"", name)
         }
@@ -119,12 +120,6 @@ fn node_style(ctx: &Context, op: OpId, kind: &OpKind) -> (&'static str, String) 
         | OpKind::Index => ("shape=box, style=\"rounded,dashed\"", name),
         _ => ("shape=box, style=dashed", name),
     }
-}
-
-fn signature(ctx: &Context, op: OpId, kind: &OpKind) -> Option<Signature> {
-    let types: Vec<_> = ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
-    let result = as_tensor(ctx, ctx.body.value_type(ctx.body.results(op).next()?))?;
-    builtin(kind, &types, result)
 }
 
 /// `index [m=4, n=6, k=8]`, then one `name: λx.[...]⋅x + [...] : [shape]` line per input and output.

@@ -110,8 +110,9 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
         OpKind::Index => index(declared)?,
         OpKind::Matmul | OpKind::Linear | OpKind::Prod => contraction(kind, operands)?,
         OpKind::Conv2d { strides, dilations, padding } => conv2d(operands, *strides, *dilations, *padding)?,
-        OpKind::Source { .. } => declared.clone(),
-        OpKind::Sink { .. } | OpKind::SequencePoint => return Err("has no tensor result".into()),
+        // A user block's result type is checked against its signature (signature correspondence).
+        OpKind::Source { .. } | OpKind::Block { .. } => declared.clone(),
+        OpKind::Sink { .. } | OpKind::SequencePoint | OpKind::Yield => return Err("has no tensor result".into()),
     })
 }
 

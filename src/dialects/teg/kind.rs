@@ -167,6 +167,10 @@ pub enum OpKind {
     Prod,
     /// 2-D convolution, NCHW, kernels OIHW.
     Conv2d { strides: [i64; 2], dilations: [i64; 2], padding: [i64; 2] },
+    /// A user-declared block operator (its signature: `block_op::declared_signature`).
+    Block { name: String },
+    /// The end of a block operator's body.
+    Yield,
     /// A named input.
     Source { name: String },
     /// A named output.
@@ -244,6 +248,8 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<OpKind, String> {
             dilations: a.pair("dilations", 1)?,
             padding: a.pair("padding", 0)?,
         },
+        "block" => OpKind::Block { name: a.string("name")? },
+        "yield" => OpKind::Yield,
         "source" => OpKind::Source { name: a.string("name")? },
         "sink" => OpKind::Sink { name: a.string("name")? },
         "sequence_point" => OpKind::SequencePoint,

@@ -2,6 +2,7 @@
 //! sources and sinks, view selectors, generators, cell operators, reductions with monoids, and block operators
 //! whose signatures (an index space plus an IPF per input and output, from [`crate::zspace`]) make them shardable.
 
+pub mod block_op;
 pub mod eval;
 pub mod infer;
 pub mod kind;
@@ -24,7 +25,8 @@ pub fn register(registry: &mut Registry) {
         materialize_constant: None,
     });
     registry.register_op(ops::GRAPH);
-    let families: [&[crate::ir::OpInfo]; 5] = [ops::IO, ops::CELL, ops::VIEWS, ops::GENERATORS, ops::BLOCKS];
+    let families: [&[crate::ir::OpInfo]; 6] =
+        [ops::IO, ops::CELL, ops::VIEWS, ops::GENERATORS, ops::BLOCKS, ops::USER_BLOCK];
     for info in families.into_iter().flatten() {
         registry.register_op(*info);
     }

@@ -13,7 +13,9 @@ const fn optional(name: &'static str, kind: AttrKind) -> AttrSpec {
     AttrSpec { name, kind, optional: true, default: None }
 }
 
-const IN_GRAPH: &[OpTrait] = &[OpTrait::Pure, OpTrait::HasParent(&["teg.graph"])];
+/// Value ops live in a graph or in the body of a user-declared block operator.
+const PARENTS: &[&str] = &["teg.graph", "teg.block"];
+const IN_GRAPH: &[OpTrait] = &[OpTrait::Pure, OpTrait::HasParent(PARENTS)];
 
 /// A value-producing op inside a graph: `operands` in, one tensor out.
 const fn value_op(
@@ -40,7 +42,7 @@ const GENERATOR: &str = "attr-dict `:` type($results)";
 
 const fn same_type(name: &'static str, summary: &'static str, operands: u32) -> OpInfo {
     OpInfo {
-        traits: &[OpTrait::Pure, OpTrait::HasParent(&["teg.graph"]), OpTrait::SameOperandsAndResultType],
+        traits: &[OpTrait::Pure, OpTrait::HasParent(PARENTS), OpTrait::SameOperandsAndResultType],
         ..value_op(name, summary, Arity::Exact(operands), &[], SAME)
     }
 }
@@ -62,7 +64,7 @@ pub const CELL: &[OpInfo] = &[
     same_type("teg.relu", "elementwise max(x, 0)", 1),
     same_type("teg.gelu", "elementwise x·Φ(x) (the erf form)", 1),
     OpInfo {
-        traits: &[OpTrait::Pure, OpTrait::HasParent(&["teg.graph"]), OpTrait::SameOperandsAndResultType],
+        traits: &[OpTrait::Pure, OpTrait::HasParent(PARENTS), OpTrait::SameOperandsAndResultType],
         ..value_op(
             "teg.clip",
             "elementwise clamp to [min, max]",
@@ -217,6 +219,35 @@ pub const BLOCKS: &[OpInfo] = &[
         &[attr("strides", AttrKind::Array), attr("dilations", AttrKind::Array), attr("padding", AttrKind::Array)],
         "$operands `strides` $strides `dilations` $dilations `padding` $padding attr-dict `:` type($operands) `->` type($results)",
     ),
+];
+
+/// A user-declared block operator (signature in the IR, value from its body) and its body's terminator.
+pub const USER_BLOCK: &[OpInfo] = &[
+    OpInfo {
+        regions: Arity::Exact(1),
+        traits: &[OpTrait::Pure, OpTrait::HasParent(&["teg.graph"]), OpTrait::SingleBlock, OpTrait::IsolatedFromAbove],
+        ..value_op(
+            "teg.block",
+            "a user-declared block operator: index space, an IPF per input and output, a body computing one index point",
+            Arity::Any,
+            &[
+                attr("name", AttrKind::String),
+                attr("index", AttrKind::Array),
+                attr("extents", AttrKind::Array),
+                attr("maps", AttrKind::Array),
+                attr("boxes", AttrKind::Array),
+                optional("reduce", AttrKind::Array),
+                optional("monoid", AttrKind::Any),
+            ],
+            "$name $operands `over` $index $extents `maps` $maps `boxes` $boxes (`reduce` $reduce^ `by` $monoid)? attr-dict `:` type($operands) `->` type($results) $regions",
+        )
+    },
+    OpInfo {
+        operands: Arity::Exact(1),
+        traits: &[OpTrait::Terminator, OpTrait::HasParent(&["teg.block"])],
+        syntax: Syntax::Format("$operands attr-dict `:` type($operands)"),
+        ..OpInfo::new("teg.yield", "the output box of a teg.block body")
+    },
 ];
 
 /// Sources, sinks and sequence points.

@@ -145,16 +145,31 @@ fn injective(sig: &Signature, name: &str, f: &Ipf) -> Result<(), String> {
         match rows.as_slice() {
             [] => {
                 return Err(format!(
-                    "output {name} is written by every point along index dimension {dim} (extent {extent}), which is not a declared reduction"
+                    "{name} is written by every point along index dimension {dim} (extent {extent}), which is not a declared reduction"
                 ))
             }
             [j] if step_ok(*j) && !std::mem::replace(&mut rows_used[*j], true) => {}
             _ => {
                 return Err(format!(
-                    "output {name}: index dimension {dim} moves its box by less than the box or together with another dimension, so two index points write one cell"
+                    "{name}: index dimension {dim} moves its box by less than the box or together with another dimension, so two index points write one cell"
                 ))
             }
         }
     }
     Ok(())
+}
+
+/// The signature of a verified TEG block operator: built in, or declared by a `teg.block`.
+pub fn signature_of(ctx: &crate::ir::Context, op: crate::ir::OpId) -> Option<Signature> {
+    use super::tensor_type::as_tensor;
+    if !ctx.op_name(op).starts_with("teg.") {
+        return None;
+    }
+    let kind = super::kind::decode(ctx, op).ok()?;
+    if let OpKind::Block { .. } = kind {
+        return super::block_op::declared_signature(ctx, op).ok();
+    }
+    let types: Vec<_> = ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
+    let result = as_tensor(ctx, ctx.body.value_type(ctx.body.results(op).next()?))?;
+    builtin(&kind, &types, result)
 }

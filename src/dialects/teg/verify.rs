@@ -2,6 +2,7 @@
 //! extents) and a block operator's signature must correspond to its tensors; per graph, sources and sinks have
 //! unique names and a sink's token goes only to sequence points.
 
+use super::block_op::{check_body, declared_signature};
 use super::infer::result_type;
 use super::kind::{decode, OpKind};
 use super::signature;
@@ -28,6 +29,7 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
             }
             return Ok(());
         }
+        OpKind::Yield => return Ok(()),
         OpKind::Sink { .. } => {
             let result = body.value_type(body.result(op, 0));
             if tensor(ctx, operand_types[0]).is_none() || !is_token(ctx, result) {
@@ -50,6 +52,11 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     }
     if let Some(sig) = signature::builtin(&kind, &operands, declared) {
         check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
+    }
+    if let OpKind::Block { .. } = kind {
+        let sig = declared_signature(ctx, op).map_err(|e| op_error(ctx, op, e))?;
+        check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
+        check_body(ctx, op, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod block;
 mod cell;
 mod generate;
 mod reduce;
+mod user_block;
 mod views;
 
 use super::kind::{decode, OpKind};
@@ -68,51 +69,85 @@ pub fn evaluate(
     graph: OpId,
     inputs: &IndexMap<String, Array>,
 ) -> Result<IndexMap<String, Array>, EvalError> {
-    let mut env: HashMap<ValueId, Array> = HashMap::new();
-    let mut sinks = IndexMap::new();
-    for op in graph_ops(ctx, graph) {
+    let mut state = State::default();
+    state.run(ctx, graph_ops(ctx, graph), inputs)?;
+    Ok(state.sinks)
+}
+
+/// Values computed so far, sinks met, and what a block body yielded.
+#[derive(Default)]
+struct State {
+    env: HashMap<ValueId, Array>,
+    sinks: IndexMap<String, Array>,
+    yielded: Option<Array>,
+}
+
+impl State {
+    /// Evaluates `ops` in order.
+    fn run(
+        &mut self,
+        ctx: &Context,
+        ops: impl Iterator<Item = OpId>,
+        inputs: &IndexMap<String, Array>,
+    ) -> Result<(), EvalError> {
+        for op in ops {
+            self.step(ctx, op, inputs).map_err(|e| EvalError { op: e.op.or(Some(op)), ..e })?;
+        }
+        Ok(())
+    }
+
+    fn step(&mut self, ctx: &Context, op: OpId, inputs: &IndexMap<String, Array>) -> Result<(), EvalError> {
         let kind = decode(ctx, op).map_err(|message| EvalError { op: Some(op), message })?;
-        let at = |e: EvalError| EvalError { op: Some(op), ..e };
+        let operand = |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).cloned();
         match &kind {
             OpKind::Sink { name } => {
-                let v = env
-                    .get(&ctx.body.operand(op, 0))
-                    .ok_or_else(|| at(EvalError { op: None, message: "operand not evaluated".into() }))?;
-                sinks.insert(name.clone(), v.clone());
-                continue;
+                let v = operand(0).ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
+                self.sinks.insert(name.clone(), v);
+                return Ok(());
             }
-            OpKind::SequencePoint => continue,
+            OpKind::Yield => {
+                self.yielded = operand(0);
+                return Ok(());
+            }
+            OpKind::SequencePoint => return Ok(()),
             _ => {}
         }
         let result = ctx.body.result(op, 0);
-        let ty = as_tensor(ctx, ctx.body.value_type(result))
-            .ok_or_else(|| at(EvalError { op: None, message: "not a tensor".into() }))?;
-        let value = if let OpKind::Source { name } = &kind {
-            bind(name, inputs, &ty.shape(), ty.dtype).map_err(at)?
-        } else {
-            let args: Vec<&Array> = ctx.body.operands(op).map(|v| &env[&v]).collect();
-            let names: Vec<Vec<String>> = ctx
-                .body
-                .operands(op)
-                .map(|v| {
-                    as_tensor(ctx, ctx.body.value_type(v))
-                        .map(|t| t.names().iter().map(|s| s.to_string()).collect())
-                        .unwrap_or_default()
-                })
-                .collect();
-            let operands = Operands { arrays: &args, names: &names };
-            apply(
-                &kind,
-                &operands,
-                &ty.shape(),
-                &ty.names().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                ty.dtype,
-            )
-            .map_err(at)?
+        let Some(ty) = as_tensor(ctx, ctx.body.value_type(result)) else { return fail("the result is not a tensor") };
+        let value = match &kind {
+            OpKind::Source { name } => bind(name, inputs, &ty.shape(), ty.dtype)?,
+            OpKind::Block { .. } => {
+                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &self.env[&v]).collect();
+                user_block::apply(ctx, op, &args, &ty.shape(), ty.dtype)?
+            }
+            _ => {
+                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &self.env[&v]).collect();
+                let names: Vec<Vec<String>> = ctx
+                    .body
+                    .operands(op)
+                    .map(|v| {
+                        let t = as_tensor(ctx, ctx.body.value_type(v));
+                        t.map(|t| t.names().iter().map(|s| s.to_string()).collect()).unwrap_or_default()
+                    })
+                    .collect();
+                let operands = Operands { arrays: &args, names: &names };
+                let result_names: Vec<String> = ty.names().iter().map(|s| s.to_string()).collect();
+                apply(&kind, &operands, &ty.shape(), &result_names, ty.dtype)?
+            }
         };
-        env.insert(result, value);
+        self.env.insert(result, value);
+        Ok(())
     }
-    Ok(sinks)
+}
+
+/// Evaluates the body of a block operator on one index point's input boxes; returns the yielded output box.
+fn run_body(ctx: &Context, block: crate::ir::BlockId, tiles: Vec<Array>) -> Result<Array, EvalError> {
+    let mut state = State::default();
+    for (&arg, tile) in ctx.body.block(block).args.iter().zip(tiles) {
+        state.env.insert(arg, tile);
+    }
+    state.run(ctx, ctx.body.block_ops(block), &IndexMap::new())?;
+    state.yielded.ok_or_else(|| EvalError { op: None, message: "the body yielded nothing".into() })
 }
 
 fn bind(name: &str, inputs: &IndexMap<String, Array>, shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
@@ -167,7 +202,9 @@ fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: 
         OpKind::Random { seed } => Ok(generate::random(dtype, shape, *seed)),
         OpKind::Index => Ok(generate::index(dtype, shape)),
         OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => block::apply(kind, ops.arrays, shape),
-        OpKind::Source { .. } | OpKind::Sink { .. } | OpKind::SequencePoint => fail("not a value op"),
+        OpKind::Source { .. } | OpKind::Sink { .. } | OpKind::SequencePoint | OpKind::Block { .. } | OpKind::Yield => {
+            fail("not a value op")
+        }
         _ => views::apply(kind, ops, shape, names),
     }
 }

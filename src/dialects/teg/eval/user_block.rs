@@ -1,0 +1,75 @@
+//! User-declared block operators: the body runs once per index point, on the boxes its IPFs select from the
+//! inputs; each output box is written (or, along reduced index dimensions, combined with the monoid, in `f64`
+//! for floats and wrapping `i64` for integers) into the output.
+
+use super::{run_body, EvalError};
+use crate::array::{strides, Array, DType, Data};
+use crate::dialects::teg::block_op::declared_signature;
+use crate::dialects::teg::kind::Monoid;
+use crate::ir::{Context, OpId};
+use crate::zspace::ZRange;
+
+/// Evaluates the `teg.block` op `op` whose result has `shape` and `dtype`.
+pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
+    let err = |message: String| EvalError { op: Some(op), message };
+    let sig = declared_signature(ctx, op).map_err(err)?;
+    let region = ctx.body.regions(op)[0];
+    let body = ctx.body.region(region).blocks[0];
+    let monoid = sig.reductions.first().map(|r| r.1);
+    let total = shape.iter().product::<u64>() as usize;
+    let start = match monoid {
+        Some(Monoid::Prod) => 1.0,
+        Some(Monoid::Max) => f64::NEG_INFINITY,
+        Some(Monoid::Min) => f64::INFINITY,
+        _ => 0.0,
+    };
+    let mut acc = vec![start; total];
+    let mut acc_int =
+        vec![if dtype.is_float() { 0 } else { start.clamp(i64::MIN as f64, i64::MAX as f64) as i64 }; total];
+    let out_strides = strides(shape);
+    let ipf_err = |e: crate::zspace::ZError| err(e.0);
+    for p in sig.index_range().points() {
+        let mut tiles = Vec::with_capacity(args.len());
+        for ((_, f), a) in sig.inputs.iter().zip(args) {
+            tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
+        }
+        let tile = run_body(ctx, body, tiles)?;
+        let target = sig.outputs[0].1.apply(&p).map_err(ipf_err)?;
+        for (j, cell) in target.points().enumerate() {
+            let at: usize = cell.iter().zip(&out_strides).map(|(&c, &s)| c as usize * s).sum();
+            if dtype.is_float() {
+                acc[at] = combine(monoid, acc[at], tile.data().get_f64(j));
+            } else {
+                let v = tile.data().get_i64(j);
+                acc_int[at] = match monoid {
+                    None => v,
+                    Some(Monoid::Prod) => acc_int[at].wrapping_mul(v),
+                    Some(Monoid::Max) => acc_int[at].max(v),
+                    Some(Monoid::Min) => acc_int[at].min(v),
+                    Some(_) => acc_int[at].wrapping_add(v),
+                };
+            }
+        }
+    }
+    let data = if dtype.is_float() { Data::from_f64(dtype, acc.into_iter()) } else { Data::from_i64(dtype, &acc_int) };
+    Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+}
+
+fn combine(monoid: Option<Monoid>, a: f64, b: f64) -> f64 {
+    match monoid {
+        None => b,
+        Some(Monoid::Prod) => a * b,
+        Some(Monoid::Max) if a.is_nan() || b.is_nan() => f64::NAN,
+        Some(Monoid::Min) if a.is_nan() || b.is_nan() => f64::NAN,
+        Some(Monoid::Max) => a.max(b),
+        Some(Monoid::Min) => a.min(b),
+        Some(_) => a + b,
+    }
+}
+
+/// The cells of `a` inside `r` (which lies inside `a`'s range: signature correspondence), row-major.
+fn extract(a: &Array, r: &ZRange) -> Array {
+    let s = strides(a.shape());
+    let picks: Vec<usize> = r.points().map(|c| c.iter().zip(&s).map(|(&x, &st)| x as usize * st).sum()).collect();
+    Array::new(r.shape(), a.data().gather(&picks)).expect("box count")
+}
