@@ -17,7 +17,7 @@ fn run(text: &str, inputs: &[(&str, Array)]) -> Result<IndexMap<String, Array>, 
     }
     let graph = first_graph(&ctx, module);
     let inputs: IndexMap<String, Array> = inputs.iter().map(|(n, a)| (n.to_string(), a.clone())).collect();
-    evaluate(&ctx, graph, &inputs).map_err(|e| e.message)
+    evaluate(&ctx, graph, inputs).map_err(|e| e.message)
 }
 
 fn first_graph(ctx: &Context, module: OpId) -> OpId {

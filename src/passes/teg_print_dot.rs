@@ -98,7 +98,7 @@ fn node_style(ctx: &Context, op: OpId, kind: &OpKind) -> (&'static str, String) 
     match kind {
         OpKind::Source { name } => ("shape=invhouse, style=filled, fillcolor=\"#dbeafe\"", format!("source {name}")),
         OpKind::Sink { name } => ("shape=house, style=filled, fillcolor=\"#dcfce7\"", format!("sink {name}")),
-        OpKind::SequencePoint => ("shape=diamond, label=\"\", width=0.3, height=0.3", "sequence point".into()),
+        OpKind::SequencePoint => ("shape=diamond, width=0.3, height=0.3", String::new()),
         OpKind::Block { name } => ("shape=box3d, style=filled, fillcolor=\"#fde68a\"", format!("block {name}")),
         OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
             ("shape=box3d, style=filled, fillcolor=\"#fef3c7\"", name)

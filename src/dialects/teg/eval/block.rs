@@ -4,6 +4,7 @@
 use super::{fail, EvalError};
 use crate::array::{Array, DType, Data};
 use crate::dialects::teg::kind::OpKind;
+use std::borrow::Cow;
 
 /// Evaluates a built-in block operator whose result has `shape`.
 pub fn apply(kind: &OpKind, args: &[&Array], shape: &[u64]) -> Result<Array, EvalError> {
@@ -72,10 +73,11 @@ fn rows<T: Copy>(bias: &[T], m: usize) -> Vec<T> {
     bias.iter().copied().cycle().take(bias.len() * m).collect()
 }
 
-fn as_f32(d: &Data) -> Vec<f32> {
+/// The cells as `f32`, borrowed when they already are.
+fn as_f32(d: &Data) -> Cow<'_, [f32]> {
     match d {
-        Data::F32(v) => v.clone(),
-        other => (0..other.len()).map(|i| other.get_f64(i) as f32).collect(),
+        Data::F32(v) => Cow::Borrowed(v),
+        other => Cow::Owned((0..other.len()).map(|i| other.get_f64(i) as f32).collect()),
     }
 }
 

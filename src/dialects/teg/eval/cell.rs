@@ -120,14 +120,19 @@ pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
     Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
 }
 
+/// `f` cell by cell (generic in `f`, so each op compiles to its own vectorized loop).
+fn zip_with<T: Copy>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> Vec<T> {
+    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+}
+
 fn real_binary<T: Real>(op: Binary, a: &[T], b: &[T]) -> Vec<T> {
-    let zip = |f: fn(T, T) -> T| a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
     match op {
-        Binary::Add => zip(|x, y| x + y),
-        Binary::Sub => zip(|x, y| x - y),
-        Binary::Mul => zip(|x, y| x * y),
-        Binary::Div => zip(|x, y| x / y),
-        Binary::Max => zip(|x, y| {
+        Binary::Add => zip_with(a, b, |x, y| x + y),
+        Binary::Sub => zip_with(a, b, |x, y| x - y),
+        Binary::Mul => zip_with(a, b, |x, y| x * y),
+        Binary::Div => zip_with(a, b, |x, y| x / y),
+        // NaN wins (`x + y` is NaN when either is), as NumPy's maximum and minimum.
+        Binary::Max => zip_with(a, b, |x, y| {
             if x.is_nan() || y.is_nan() {
                 x + y
             } else if x >= y {
@@ -136,7 +141,7 @@ fn real_binary<T: Real>(op: Binary, a: &[T], b: &[T]) -> Vec<T> {
                 y
             }
         }),
-        Binary::Min => zip(|x, y| {
+        Binary::Min => zip_with(a, b, |x, y| {
             if x.is_nan() || y.is_nan() {
                 x + y
             } else if x <= y {

@@ -67,10 +67,10 @@ fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
 pub fn evaluate(
     ctx: &Context,
     graph: OpId,
-    inputs: &IndexMap<String, Array>,
+    mut inputs: IndexMap<String, Array>,
 ) -> Result<IndexMap<String, Array>, EvalError> {
     let mut state = State::default();
-    state.run(ctx, graph_ops(ctx, graph), inputs)?;
+    state.run(ctx, graph_ops(ctx, graph), &mut inputs)?;
     Ok(state.sinks)
 }
 
@@ -88,7 +88,7 @@ impl State {
         &mut self,
         ctx: &Context,
         ops: impl Iterator<Item = OpId>,
-        inputs: &IndexMap<String, Array>,
+        inputs: &mut IndexMap<String, Array>,
     ) -> Result<(), EvalError> {
         for op in ops {
             self.step(ctx, op, inputs).map_err(|e| EvalError { op: e.op.or(Some(op)), ..e })?;
@@ -96,12 +96,15 @@ impl State {
         Ok(())
     }
 
-    fn step(&mut self, ctx: &Context, op: OpId, inputs: &IndexMap<String, Array>) -> Result<(), EvalError> {
+    fn step(&mut self, ctx: &Context, op: OpId, inputs: &mut IndexMap<String, Array>) -> Result<(), EvalError> {
         let kind = decode(ctx, op).map_err(|message| EvalError { op: Some(op), message })?;
         let operand = |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).cloned();
         match &kind {
             OpKind::Sink { name } => {
-                let v = operand(0).ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
+                // A value only the sink uses moves out instead of being copied.
+                let value = ctx.body.operand(op, 0);
+                let v = if ctx.body.uses(value).count() == 1 { self.env.remove(&value) } else { operand(0) };
+                let v = v.ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
                 self.sinks.insert(name.clone(), v);
                 return Ok(());
             }
@@ -146,12 +149,13 @@ fn run_body(ctx: &Context, block: crate::ir::BlockId, tiles: Vec<Array>) -> Resu
     for (&arg, tile) in ctx.body.block(block).args.iter().zip(tiles) {
         state.env.insert(arg, tile);
     }
-    state.run(ctx, ctx.body.block_ops(block), &IndexMap::new())?;
+    state.run(ctx, ctx.body.block_ops(block), &mut IndexMap::new())?;
     state.yielded.ok_or_else(|| EvalError { op: None, message: "the body yielded nothing".into() })
 }
 
-fn bind(name: &str, inputs: &IndexMap<String, Array>, shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
-    let Some(a) = inputs.get(name) else { return fail(format!("source '{name}' is not bound to an input")) };
+/// The input bound to source `name`, moved out of `inputs` (a source name is unique in a graph).
+fn bind(name: &str, inputs: &mut IndexMap<String, Array>, shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
+    let Some(a) = inputs.swap_remove(name) else { return fail(format!("source '{name}' is not bound to an input")) };
     if a.shape() != shape || a.dtype() != dtype {
         return fail(format!(
             "source '{name}' is {dtype} of shape {shape:?} but its input is {} of shape {:?}",
@@ -159,7 +163,7 @@ fn bind(name: &str, inputs: &IndexMap<String, Array>, shape: &[u64], dtype: DTyp
             a.shape()
         ));
     }
-    Ok(a.clone())
+    Ok(a)
 }
 
 /// The operands of an op: their arrays and dimension names.
