@@ -1,6 +1,7 @@
 //! Fuzzes the whole `tap-opt` front end in-process: parse → verify → print (generic and pretty, with and
 //! without locations) → render diagnostics, and checks that a verified module's generic print round-trips; then
-//! runs `layout-print` (tables and address loops) on it, which reaches every layout attribute the input holds.
+//! runs `layout-print` (tables and address loops) on it, which reaches every layout attribute the input holds, and
+//! the TEG reference evaluator on every small graph.
 //!
 //! The first byte chooses `allow_unregistered` (odd = allowed) and `debug_info` (bit 1) for the extra
 //! prints; the whole input (first byte included) is the text, so seed files stay plain `.tap` files.
@@ -22,6 +23,33 @@ fn context(allow_unregistered: bool) -> Context {
     let mut ctx = Context::new(registry());
     ctx.allow_unregistered = allow_unregistered;
     ctx
+}
+
+/// Runs every small verified TEG graph on the reference evaluator with its sources bound to ones: an error is
+/// fine, a panic is a bug.
+fn evaluate_graphs(ctx: &Context, module: tapestry::ir::OpId) {
+    use tapestry::dialects::teg::eval::{evaluate, sources};
+    for g in tapestry::ir::walk::preorder(&ctx.body, module) {
+        if ctx.op_name(g) != "teg.graph" {
+            continue;
+        }
+        // Only graphs whose values are small (the evaluator holds each in memory).
+        let cells: u64 = tapestry::ir::walk::preorder(&ctx.body, g)
+            .into_iter()
+            .flat_map(|op| ctx.body.results(op))
+            .filter_map(|v| tapestry::dialects::teg::tensor_type::as_tensor(ctx, ctx.body.value_type(v)))
+            .map(|t| t.size().max(1))
+            .fold(0u64, |a, b| a.saturating_add(b));
+        if cells > 1 << 20 {
+            continue;
+        }
+        let inputs = sources(ctx, g);
+        let bound = inputs
+            .into_iter()
+            .map(|(name, shape, dtype)| (name, tapestry::array::Array::from_fn(dtype, shape, |_| 1.0)))
+            .collect();
+        let _ = evaluate(ctx, g, bound);
+    }
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -58,6 +86,7 @@ fuzz_target!(|data: &[u8]| {
         let mut pm = tapestry::passes::PassManager::parse(pipeline, &passes).expect("a valid pipeline");
         let mut sink = std::io::sink();
         let _ = pm.run(&mut ctx, m, &mut tapestry::passes::Instrumentation::quiet(&mut sink));
+        evaluate_graphs(&ctx, m);
     }
 
     // Round trip: the generic print of a verified module parses and verifies in a fresh context, and printing

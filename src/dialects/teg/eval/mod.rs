@@ -23,6 +23,9 @@ use indexmap::IndexMap;
 use std::collections::HashMap;
 use std::fmt;
 
+/// The most elements one value may have: the reference evaluator holds every value in memory.
+pub const MAX_ELEMENTS: u64 = 1 << 30;
+
 /// Why evaluation stopped: the op (by location text) and the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvalError {
@@ -117,6 +120,12 @@ impl State {
         }
         let result = ctx.body.result(op, 0);
         let Some(ty) = as_tensor(ctx, ctx.body.value_type(result)) else { return fail("the result is not a tensor") };
+        if ty.size() > MAX_ELEMENTS {
+            return fail(format!(
+                "the result has {} elements, more than the evaluator's limit of {MAX_ELEMENTS}",
+                ty.size()
+            ));
+        }
         let value = match &kind {
             OpKind::Source { name } => bind(name, inputs, &ty.shape(), ty.dtype)?,
             OpKind::Block { .. } => {

@@ -9,10 +9,19 @@ use crate::dialects::teg::kind::Monoid;
 use crate::ir::{Context, OpId};
 use crate::zspace::ZRange;
 
+/// The most index points a block body is run for (the body runs once per point, op by op).
+pub const MAX_POINTS: u128 = 1 << 24;
+
 /// Evaluates the `teg.block` op `op` whose result has `shape` and `dtype`.
 pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
     let err = |message: String| EvalError { op: Some(op), message };
     let sig = declared_signature(ctx, op).map_err(err)?;
+    let points = sig.index_range().size();
+    if points > MAX_POINTS {
+        return Err(err(format!(
+            "the index space has {points} points; the evaluator runs a body at most {MAX_POINTS} times"
+        )));
+    }
     let region = ctx.body.regions(op)[0];
     let body = ctx.body.region(region).blocks[0];
     let monoid = sig.reductions.first().map(|r| r.1);
