@@ -178,8 +178,9 @@ fn not_expressible_or_invalid() {
     assert!(lower("axes[A = 4, B = 4, B' = B - A], m[A, B' = 4]").unwrap_err().contains("skew stage"));
     assert!(lower("axes[A = 8, B = 512], m[B / 64]").unwrap_err().contains("sample stage"));
     assert!(lower("axes[B = 512], m[B / 64, B % 2]").unwrap_err().contains("sample stage"));
-    let skip = lower("axes[B = 12], m[B / 4, B % 3]").unwrap_err();
-    assert!(skip.contains("axis B is read at weight 4 past a digit ending at 3"), "{skip}");
+    assert!(lower("axes[B = 12], m[B / 4, B % 3]").unwrap_err().contains("sample stage"));
+    let overlap = lower("axes[B = 8], m[B / 2, B % 4]").unwrap_err();
+    assert!(overlap.contains("digits of axis B overlap: one at weight 2 inside one ending at 4"), "{overlap}");
 }
 
 #[test]

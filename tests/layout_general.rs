@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use tapestry::dialects::layout::attr::LayoutAttr;
+use tapestry::dialects::layout::computed::Computed;
 use tapestry::dialects::layout::cute_algebra::Swizzle;
 use tapestry::dialects::layout::general::{canonical_general, equivalent_general, GeneralLayout};
 use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
@@ -73,13 +74,34 @@ fn furiosa_sampled_axis() {
     assert_eq!(offsets.iter().flatten().count(), 8);
     // A gap between the digits: `[B / 64, B % 2]` stores B = 64q + r (r < 2) at 2q + r.
     let g = furiosa("axes[B = 512], m[B / 64, B % 2]");
-    assert_eq!(g.stages, vec![Stage::Sample { dim: 0, place: 2, step: 32 }]);
+    assert_eq!(g.stages, vec![Stage::Sample { dim: 0, place: 2, step: 32, keep: 1 }]);
     let offsets = g.offsets(Order::RowMajor).unwrap();
     assert_eq!((offsets[129], offsets[130], offsets[1]), (Some(5), None, Some(1)));
+    // Digits that do not nest: `[B / 4, B % 3]` stores B = 4q + r (r < 3) at 3q + r; B = 3, 7, 11 are not stored.
+    let g = furiosa("axes[B = 12], m[B / 4, B % 3]");
+    assert_eq!(g.stages, vec![Stage::Sample { dim: 0, place: 1, step: 4, keep: 3 }]);
+    let offsets = g.offsets(Order::RowMajor).unwrap();
+    assert_eq!(offsets, [0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1].map(|o| (o >= 0).then_some(o)));
     // Padding and a gap: of B < 61, only B = 0 and 1 have a zero gap digit.
     let g = furiosa("axes[B = 61], m[B # 128 / 64, B # 128 % 2]");
     let offsets = g.offsets(Order::RowMajor).unwrap();
     assert_eq!(offsets.iter().flatten().count(), 2);
+}
+
+#[test]
+fn notation_functions_where_nothing_else_fits() {
+    // XLA: a repeated tile splitting a combined coordinate: [3,5] in 2x2 tiles, then (*,3) over the in-tile part.
+    let g = xla("f32[3,5]{1,0:T(2,2)(*,3)}");
+    assert_eq!(g.stages[0].kind(), "computed");
+    assert_eq!(g.cosize(), 36);
+    let offsets = g.offsets(Order::RowMajor).unwrap();
+    assert_eq!(&offsets[..5], [0, 1, 6, 7, 12].map(Some));
+    // CK: padding a coordinate that mixes two unevenly (a + 3b, a < 2): 6 and 7 are past the pad, not stored.
+    let g = ck("packed([6]), transform(right_pad(6, 2) [0] -> [0]), transform(embed([2, 3], [1, 3]) [0] -> [0, 1])");
+    assert_eq!(g.offsets(Order::RowMajor).unwrap(), [Some(0), Some(3), None, Some(1), Some(4), None]);
+    // The same function is the same layout; a function equal to a strided layout is decided by table.
+    let same = ck("packed([6]), transform(right_pad(6, 2) [0] -> [0]), transform(embed([2, 3], [1, 3]) [0] -> [0, 1])");
+    assert!(equivalent_general(&g, &same).unwrap());
 }
 
 #[test]
@@ -127,7 +149,7 @@ fn stage(pick: u8, a: usize, b: usize, k: u64, n: &[u64]) -> Option<Stage> {
         0 if a != b => Some(Stage::Skew { dim: a, by: b, sign: if k.is_multiple_of(2) { -1 } else { 1 } }),
         1 if a != b && n[a].is_power_of_two() => Some(Stage::Xor { dim: a, by: b }),
         2 => Some(Stage::Modulo { dim: a, modulus: 1 + k % n[a] }),
-        3 => Some(Stage::Sample { dim: a, place: 1 + b as u64 % 2, step: 1 + k % 3 })
+        3 => Some(Stage::Sample { dim: a, place: 1 + b as u64 % 2, step: 2 + k % 3, keep: 1 + k % 2 })
             .filter(|s| s.extents_after(n).is_ok()),
         4 if a + 1 < n.len() || a > 0 => {
             // Combine two neighbours.
@@ -207,5 +229,42 @@ proptest! {
         let same = table(&g) == table(&h);
         prop_assert_eq!(equivalent_general(&g, &h).unwrap(), same);
         prop_assert_eq!(canonical_general(&g).unwrap() == canonical_general(&h).unwrap(), same);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// XLA's function evaluated per coordinate agrees with the strided lowering wherever that exists.
+    #[test]
+    fn xla_function_matches_its_strided_form(
+        dims in prop::collection::vec(1u64..7, 1..4),
+        perm in 0usize..6,
+        tiles in prop::collection::vec(prop::collection::vec(1u64..5, 1..3), 0..3),
+    ) {
+        let rank = dims.len();
+        let mut m2m: Vec<u64> = (0..rank as u64).rev().collect();
+        m2m.rotate_left(perm % rank);
+        let tiles = tiles.into_iter().map(|t| t.into_iter().map(tapestry::dialects::layout::xla::TileDim::Size).collect()).collect();
+        let x = tapestry::dialects::layout::xla::XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m), tiles };
+        if let Ok(strided) = x.to_repr() {
+            let logical = dims.iter().map(|&n| Dim::new(n)).collect();
+            let computed = GeneralLayout::computed(logical, Computed::Xla(x.clone())).unwrap();
+            let strided: GeneralLayout = strided.into();
+            prop_assert_eq!(computed.offsets(Order::RowMajor).unwrap(), strided.offsets(Order::RowMajor).unwrap());
+            prop_assert_eq!(computed.cosize(), strided.cosize());
+        }
+    }
+
+    /// CK's function evaluated per coordinate agrees with the strided lowering of the descriptors CK conversion
+    /// writes (merges, slices, pads over a naive base).
+    #[test]
+    fn ck_function_matches_its_strided_form(g in arb_general()) {
+        let Ok(layout) = g.normalized().into_strided() else { return Ok(()) };
+        let Ok(ck) = tapestry::dialects::layout::ck::CkLayout::from_repr(&layout) else { return Ok(()) };
+        let strided = ck.to_core().unwrap();
+        let logical = layout.dims.iter().map(|d| Dim::new(d.extent)).collect();
+        let computed = GeneralLayout::computed(logical, Computed::Ck(ck)).unwrap();
+        prop_assert_eq!(computed.offsets(Order::RowMajor).unwrap(), strided.offsets(Order::RowMajor).unwrap());
     }
 }

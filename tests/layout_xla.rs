@@ -69,10 +69,7 @@ fn rejected_forms_say_why() {
     assert!(err("q32[3]{0}").unwrap_err().contains("unknown XLA element type"));
     assert!(err("f32[3,5]{1,0:T(2,2,2)}").unwrap_err().contains("tile 1 has 3 dimensions"));
     assert!(err("f32[3,5]{1,0:U(2)}").unwrap_err().contains("expected tiles"));
-    // A repeated tile that splits an already tiled coordinate inside a digit has no core form yet (a first tile
-    // that does, as XLA's own T(*,*,2,*,3), has a general one: tests/layout_general.rs).
-    let e = err("f32[3,5]{1,0:T(2,2)(*,3)}").unwrap_err();
-    assert!(e.contains("no core form yet"), "{e}");
+    assert!(err("f32[6,10]{1,0:T(4,4)(3,*)}").unwrap_err().contains("'*' on the most minor dimension"));
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! The core meaning of a CK descriptor: each top coordinate pushed down the transform stages as digits with
 //! coefficients. Where a transform needs a whole coordinate but meets a row-major combination of several (a
 //! reshape: `unmerge` above `merge`), those top coordinates are first regrouped into one and the lowering starts
-//! again; `modulo` and `xor` of whole coordinates become coordinate stages.
+//! again; `modulo` and `xor` of whole coordinates become coordinate stages; what is left (a transform of an
+//! uneven mix of coordinates) is CK's own function, evaluated per coordinate (`computed.rs`).
 
 use super::ck::{stage_error, CkLayout, Kind, Transform};
+use super::computed::Computed;
 use super::general::GeneralLayout;
 use super::repr::{Dim, Factor, Layout, LayoutError};
 use super::stage::Stage;
@@ -18,7 +20,12 @@ pub fn to_core(ck: &CkLayout) -> Result<GeneralLayout, LayoutError> {
             Ok(g) => return Ok(g),
             Err(Failure::Combined { lin, extents, message }) => match regrouped(&groups, &lin, &extents) {
                 Some(next) => groups = next,
-                None => return Err(LayoutError(message)),
+                // Else CK's own function, evaluated coordinate by coordinate.
+                None => {
+                    let logical = top.iter().map(|&n| Dim::new(n)).collect();
+                    return GeneralLayout::computed(logical, Computed::Ck(ck.clone()))
+                        .map_err(|e| LayoutError(format!("{} ({message})", e.0)));
+                }
             },
             Err(Failure::Error(e)) => return Err(e),
         }

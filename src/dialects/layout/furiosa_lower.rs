@@ -217,25 +217,40 @@ fn build(
         // digit is 0 are stored (a sampling stage per gap), and the digits are those of the sampled coordinate.
         let (mut inner_extent, mut gaps) = (*extent, Vec::new());
         let (mut place, mut weight) = (1u64, 1u64);
+        let mut last: Option<(u64, u64, u64)> = None; // (weight, extent, inner place) of the previous digit
         for d in &coalesce(digits) {
             if d.weight != weight {
-                if !d.weight.is_multiple_of(weight) {
+                // A whole digit skipped (`keep` 1), or the previous digit's values not filling its room.
+                let stage = if d.weight.is_multiple_of(weight) {
+                    (place, d.weight / weight, 1)
+                } else if let Some((w, e, p)) = last.filter(|l| d.weight > weight && d.weight.is_multiple_of(l.0)) {
+                    (p, d.weight / w, e)
+                } else if d.weight < weight {
+                    return fail(format!(
+                        "digits of axis {name} overlap: one at weight {} inside one ending at {weight}",
+                        d.weight
+                    ));
+                } else {
                     return fail(format!("axis {name} is read at weight {} past a digit ending at {weight}", d.weight));
-                }
-                let step = d.weight / weight;
-                inner_extent = Stage::sampled_extent(inner_extent, place, step)
+                };
+                let (at, step, keep) = stage;
+                inner_extent = Stage::sampled_extent(inner_extent, at, step, keep)
                     .map_err(|e| LayoutError(format!("axis {name} is stored only at some coordinates: {e}")))?;
-                stages.push(Stage::Sample { dim: k, place, step });
-                gaps.push((place, step));
+                stages.push(Stage::Sample { dim: k, place: at, step, keep });
+                gaps.push(stage);
                 weight = d.weight;
             }
             factors.push(Factor { dim: Some(k), place, extent: d.extent, stride: d.stride });
+            last = Some((d.weight, d.extent, place));
             place *= d.extent;
             weight *= d.extent;
         }
         let (bound, pad) = limit.unwrap_or((u64::MAX, PadKind::Top));
         // The sampled coordinates are in order: those below the bound are a prefix.
-        let below = |c: u64| gaps.iter().rev().fold(c, |c, &(p, step)| c % p + c / p * p * step) < bound;
+        let below = |c: u64| {
+            gaps.iter().rev().fold(c, |c, &(p, step, keep)| c % p + (c / p) % keep * p + c / (p * keep) * p * step)
+                < bound
+        };
         let stored = place.min(inner_extent).min(partition_point(inner_extent, below));
         dims.push(Dim { name: Some(inner_name), extent: inner_extent, stored, start: 0, pad });
     }

@@ -43,6 +43,14 @@ impl GeneralLayout {
         Ok(g)
     }
 
+    /// The layout that notation function `c` gives on logical dimensions `logical`: one computed stage onto a
+    /// 1-D buffer, after checking that every element lands inside it.
+    pub fn computed(logical: Vec<Dim>, c: super::computed::Computed) -> Result<GeneralLayout, LayoutError> {
+        c.check(&logical.iter().map(|d| d.extent).collect::<Vec<_>>())?;
+        let inner = Layout::row_major(&[c.cosize()?]);
+        GeneralLayout::staged(logical, vec![Stage::Computed(Box::new(c))], inner)
+    }
+
     /// The extents of the logical dimensions.
     pub fn extents(&self) -> Vec<u64> {
         self.logical.iter().map(|d| d.extent).collect()

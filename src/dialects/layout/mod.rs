@@ -8,6 +8,7 @@ pub mod attr;
 pub mod canonical;
 pub mod ck;
 pub mod ck_lower;
+pub mod computed;
 pub mod constant;
 pub mod cute;
 pub mod cute_algebra;

@@ -1,5 +1,5 @@
 //! Coordinate stages: maps of logical coordinates that no sum of digits can say (regrouping, skew, xor, modulo,
-//! sampling), applied before a strided layout in the general core form ([`super::general::GeneralLayout`]).
+//! sampling, a notation's own address function), applied before a strided layout in the general core form ([`super::general::GeneralLayout`]).
 
 use super::repr::{fail, LayoutError};
 use std::fmt;
@@ -36,16 +36,23 @@ pub enum Stage {
         /// The new extent.
         modulus: u64,
     },
-    /// Only the coordinates `e[dim]` whose digit `(e[dim] / place) mod step` is 0 are stored, with that digit
-    /// removed (`e mod place + (e / (place · step)) · place`): a Furiosa axis the mapping reads only through
-    /// `A / step` (place 1), or with a gap between its digits (`[A / 64, A % 2]`: place 2, step 32).
+    /// The whole coordinate becomes the buffer offset the notation's own function gives (one output coordinate
+    /// of extent `cosize`); for layouts no other stage can say.
+    Computed(Box<super::computed::Computed>),
+    /// Only the coordinates `e[dim]` whose digit `d = (e[dim] / place) mod step` is below `keep` are stored, the
+    /// digit shrunk to `keep` values (`e mod place + d · place + (e / (place · step)) · place · keep`): a Furiosa
+    /// axis the mapping reads only through `A / step` (place 1, keep 1), with a gap between its digits
+    /// (`[A / 64, A % 2]`: place 2, step 32, keep 1), or with digits that do not nest (`[A / 4, A % 3]`: place 1,
+    /// step 4, keep 3).
     Sample {
         /// The sampled coordinate.
         dim: usize,
-        /// Weight of the removed digit.
+        /// Weight of the digit.
         place: u64,
-        /// Number of values of the removed digit (only its 0 is stored).
+        /// Number of values of the digit.
         step: u64,
+        /// How many of its values (from 0) are stored.
+        keep: u64,
     },
 }
 
@@ -59,6 +66,7 @@ impl Stage {
         let mut out = n.to_vec();
         match self {
             Stage::Regroup(groups) => return self.regrouped(groups, n),
+            Stage::Computed(c) => return Ok(vec![c.cosize()?]),
             Stage::Skew { dim, by, sign } => {
                 check(*dim)?;
                 check(*by)?;
@@ -83,26 +91,22 @@ impl Stage {
                 }
                 out[*dim] = *modulus;
             }
-            Stage::Sample { dim, place, step } => {
+            Stage::Sample { dim, place, step, keep } => {
                 check(*dim)?;
-                out[*dim] =
-                    Stage::sampled_extent(n[*dim], *place, *step).map_err(|e| LayoutError(format!("{self}: {e}")))?;
+                out[*dim] = Stage::sampled_extent(n[*dim], *place, *step, *keep)
+                    .map_err(|e| LayoutError(format!("{self}: {e}")))?;
             }
         }
         Ok(out)
     }
 
-    /// The extent of a coordinate of extent `n` after removing its digit of `step` values at `place`.
-    pub fn sampled_extent(n: u64, place: u64, step: u64) -> Result<u64, LayoutError> {
-        let block = place.checked_mul(step).filter(|_| place > 0 && step > 0);
-        let block = block.ok_or_else(|| LayoutError("a place or step of 0, or too large".into()))?;
-        // The last, partial block must still reach every low coordinate (else the stage would not reach its whole
-        // output space).
-        let rest = n % block;
-        if rest != 0 && rest < place {
-            return fail(format!("the extent {n} ends inside the removed digit of {step} values at {place}"));
-        }
-        Ok(n.div_ceil(block) * place)
+    /// The extent of a coordinate of extent `n` after keeping `keep` of the `step` values of its digit at
+    /// `place`. Every coordinate below it is reached (a partial last block keeps its low coordinates in place).
+    pub fn sampled_extent(n: u64, place: u64, step: u64, keep: u64) -> Result<u64, LayoutError> {
+        let block = place.checked_mul(step).filter(|_| place > 0 && step > 0 && keep > 0 && keep <= step);
+        let block = block.ok_or_else(|| LayoutError("a place, step or kept count of 0, or too large".into()))?;
+        let kept = place * keep;
+        Ok(n / block * kept + (n % block).min(kept))
     }
 
     fn regrouped(&self, groups: &[Vec<usize>], n: &[u64]) -> Result<Vec<u64>, LayoutError> {
@@ -131,12 +135,17 @@ impl Stage {
                 e[dim] = if sign < 0 { (e[dim] + m - shift) % m } else { (e[dim] + shift) % m };
             }
             Stage::Xor { dim, by } => e[dim] ^= e[by] % n[dim],
+            Stage::Computed(ref c) => match c.offset(e) {
+                Some(o) => *e = vec![o],
+                None => return false,
+            },
             Stage::Modulo { dim, modulus } => e[dim] %= modulus,
-            Stage::Sample { dim, place, step } => {
-                if !(e[dim] / place).is_multiple_of(step) {
+            Stage::Sample { dim, place, step, keep } => {
+                let d = (e[dim] / place) % step;
+                if d >= keep {
                     return false;
                 }
-                e[dim] = e[dim] % place + e[dim] / (place * step) * place;
+                e[dim] = e[dim] % place + d * place + e[dim] / (place * step) * place * keep;
             }
         }
         true
@@ -150,7 +159,8 @@ impl Stage {
             }
             Stage::Skew { dim, by, .. } | Stage::Xor { dim, by } => n[dim] == 1 || n[by] == 1,
             Stage::Modulo { dim, modulus } => modulus >= n[dim],
-            Stage::Sample { dim, place, step } => step == 1 || n[dim] <= place,
+            Stage::Computed(_) => false,
+            Stage::Sample { dim, place, step, keep } => keep >= step || n[dim] <= place,
         }
     }
 
@@ -161,6 +171,7 @@ impl Stage {
             Stage::Skew { .. } => "skew",
             Stage::Xor { .. } => "xor",
             Stage::Modulo { .. } => "modulo",
+            Stage::Computed(_) => "computed",
             Stage::Sample { .. } => "sample",
         }
     }
@@ -173,8 +184,10 @@ impl fmt::Display for Stage {
             Stage::Skew { dim, by, sign } => write!(f, "skew(d{dim} {} d{by})", if *sign < 0 { '-' } else { '+' }),
             Stage::Xor { dim, by } => write!(f, "xor(d{dim} ^ d{by})"),
             Stage::Modulo { dim, modulus } => write!(f, "modulo(d{dim}, {modulus})"),
-            Stage::Sample { dim, place: 1, step } => write!(f, "sample(d{dim}, {step})"),
-            Stage::Sample { dim, place, step } => write!(f, "sample(d{dim}, {step} at {place})"),
+            Stage::Computed(c) => write!(f, "{c}"),
+            Stage::Sample { dim, place: 1, step, keep: 1 } => write!(f, "sample(d{dim}, {step})"),
+            Stage::Sample { dim, place, step, keep: 1 } => write!(f, "sample(d{dim}, {step} at {place})"),
+            Stage::Sample { dim, place, step, keep } => write!(f, "sample(d{dim}, {keep} of {step} at {place})"),
         }
     }
 }

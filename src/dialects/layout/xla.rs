@@ -111,13 +111,28 @@ impl XlaLayout {
             Ok(l) => return Ok(l.into()),
             Err(e) => e,
         };
-        let Some(first) = self.tiles.first().filter(|t| t.contains(&TileDim::Combine)) else { return Err(err) };
+        match self.regrouped() {
+            Some(g) => Ok(g),
+            // Else XLA's own function (a repeated tile splitting a combined coordinate), when the tiles fit.
+            None if err.0.contains("inside a digit") => {
+                let logical = self.dims.iter().map(|&n| Dim::new(n)).collect();
+                GeneralLayout::computed(logical, super::computed::Computed::Xla(self.clone()))
+                    .map_err(|e| LayoutError(format!("{} (and it has no strided form: {err})", e.0)))
+            }
+            None => Err(err),
+        }
+    }
+
+    /// A regroup stage in front of the strided layout of the combined shape, when the first tile's `*`
+    /// combination is what has no strided form.
+    fn regrouped(&self) -> Option<GeneralLayout> {
+        let first = self.tiles.first().filter(|t| t.contains(&TileDim::Combine))?;
         let rank = self.dims.len();
         let default: Vec<u64> = (0..rank as u64).rev().collect();
         let m2m = self.minor_to_major.as_ref().unwrap_or(&default);
         let physical: Vec<usize> = m2m.iter().rev().map(|&k| k as usize).collect();
         if first.len() > rank {
-            return Err(err);
+            return None;
         }
         let untiled = rank - first.len();
         let mut groups: Vec<Vec<usize>> = physical[..untiled].iter().map(|&k| vec![k]).collect();
@@ -131,15 +146,15 @@ impl XlaLayout {
             }
         }
         if !carry.is_empty() {
-            return Err(err);
+            return None;
         }
         let dims: Vec<u64> = groups.iter().map(|g| g.iter().map(|&k| self.dims[k]).product()).collect();
         let m2m = (0..dims.len() as u64).rev().collect();
         let tiles = std::iter::once(tile).chain(self.tiles[1..].iter().cloned()).collect();
         let combined = XlaLayout { elem: self.elem.clone(), dims, minor_to_major: Some(m2m), tiles };
-        let Ok(inner) = combined.to_repr() else { return Err(err) };
+        let inner = combined.to_repr().ok()?;
         let logical = self.dims.iter().map(|&n| Dim::new(n)).collect();
-        GeneralLayout::staged(logical, vec![Stage::Regroup(groups)], inner)
+        GeneralLayout::staged(logical, vec![Stage::Regroup(groups)], inner).ok()
     }
 
     /// The core layout: row-major over the logical dimensions for element order, the physical order, tiles and
