@@ -33,13 +33,13 @@ fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, m: usize, k: 
         DType::F64 => {
             let (a, b) = (as_f64(a), as_f64(b));
             let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f64(bias), m));
-            gemm_f64(m, k, n, &a, &b, &mut c);
+            f64::gemm(m, k, n, &a, &b, &mut c);
             Data::F64(c)
         }
         t if t.is_float() => {
             let (a, b) = (as_f32(a), as_f32(b));
             let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f32(bias), m));
-            gemm_f32(m, k, n, &a, &b, &mut c);
+            f32::gemm(m, k, n, &a, &b, &mut c);
             from_f32(t, c)
         }
         t => {
@@ -98,57 +98,29 @@ fn from_f32(dtype: DType, v: Vec<f32>) -> Data {
     }
 }
 
-/// `c += a[m, k] · b[k, n]`, row-major.
-pub fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    // SAFETY: the slices hold m·k, k·n and m·n elements with the row-major strides passed.
-    unsafe {
-        matrixmultiply::sgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            n as isize,
-            1,
-            1.0,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
+/// Element types with a GEMM.
+pub trait Gemm: Copy {
+    /// `c += a[m, k] · b[k, n]`, row-major; the slices hold `m·k`, `k·n` and `m·n` elements.
+    fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self]);
 }
 
-/// `c += a[m, k] · b[k, n]`, row-major.
-pub fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-    if m == 0 || n == 0 {
-        return;
-    }
-    // SAFETY: as in `gemm_f32`.
-    unsafe {
-        matrixmultiply::dgemm(
-            m,
-            k,
-            n,
-            1.0,
-            a.as_ptr(),
-            k as isize,
-            1,
-            b.as_ptr(),
-            n as isize,
-            1,
-            1.0,
-            c.as_mut_ptr(),
-            n as isize,
-            1,
-        );
-    }
+macro_rules! gemm_impl {
+    ($t:ty, $f:path) => {
+        impl Gemm for $t {
+            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t]) {
+                assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "GEMM operands too short");
+                if m == 0 || n == 0 {
+                    return;
+                }
+                let (rk, rn) = (k as isize, n as isize);
+                // SAFETY: the lengths are checked above; the strides are those of row-major matrices.
+                unsafe { $f(m, k, n, 1.0, a.as_ptr(), rk, 1, b.as_ptr(), rn, 1, 1.0, c.as_mut_ptr(), rn, 1) }
+            }
+        }
+    };
 }
+gemm_impl!(f32, matrixmultiply::sgemm);
+gemm_impl!(f64, matrixmultiply::dgemm);
 
 /// Convolution through im2col: the windows of the padded input as rows, times the kernels as columns.
 fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Data {
