@@ -26,7 +26,7 @@ use std::fmt;
 /// The most elements one value may have: the reference evaluator holds every value in memory.
 pub const MAX_ELEMENTS: u64 = 1 << 30;
 
-/// Why evaluation stopped: the op (by location text) and the reason.
+/// Why evaluation stopped: the op it stopped at (if an op failed) and the reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EvalError {
     /// The op that failed, if the failure is an op's.
