@@ -33,13 +33,13 @@ fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, m: usize, k: 
         DType::F64 => {
             let (a, b) = (as_f64(a), as_f64(b));
             let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f64(bias), m));
-            f64::gemm(m, k, n, &a, &b, &mut c);
+            f64::gemm(m, k, n, &a, &b, &mut c, bias.is_some());
             Data::F64(c)
         }
         t if t.is_float() => {
             let (a, b) = (as_f32(a), as_f32(b));
             let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f32(bias), m));
-            f32::gemm(m, k, n, &a, &b, &mut c);
+            f32::gemm(m, k, n, &a, &b, &mut c, bias.is_some());
             from_f32(t, c)
         }
         t => {
@@ -100,21 +100,25 @@ fn from_f32(dtype: DType, v: Vec<f32>) -> Data {
 
 /// Element types with a GEMM.
 pub trait Gemm: Copy {
-    /// `c += a[m, k] · b[k, n]`, row-major; the slices hold `m·k`, `k·n` and `m·n` elements.
-    fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self]);
+    /// `c = a[m, k] · b[k, n]` (`c +=` when `accumulate`), row-major; the slices hold `m·k`, `k·n` and `m·n`
+    /// elements. Without `accumulate`, `c` is only written: its fresh pages are never read first (reading them
+    /// would map the shared zero page, and the GEMM threads' first writes would then each flush every core's TLB).
+    fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool);
 }
 
+/// `Gemm` on matrixmultiply.
 macro_rules! gemm_impl {
-    ($t:ty, $f:path) => {
+    ($t:ty, $mm:path) => {
         impl Gemm for $t {
-            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t]) {
+            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t], accumulate: bool) {
                 assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "GEMM operands too short");
                 if m == 0 || n == 0 {
                     return;
                 }
+                let beta = if accumulate { 1.0 } else { 0.0 };
                 let (rk, rn) = (k as isize, n as isize);
                 // SAFETY: the lengths are checked above; the strides are those of row-major matrices.
-                unsafe { $f(m, k, n, 1.0, a.as_ptr(), rk, 1, b.as_ptr(), rn, 1, 1.0, c.as_mut_ptr(), rn, 1) }
+                unsafe { $mm(m, k, n, 1.0, a.as_ptr(), rk, 1, b.as_ptr(), rn, 1, beta, c.as_mut_ptr(), rn, 1) }
             }
         }
     };
