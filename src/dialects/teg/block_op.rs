@@ -6,7 +6,7 @@
 use super::kind::Monoid;
 use super::signature::Signature;
 use super::tensor_type::{as_tensor, TensorType};
-use crate::ir::{AffineExpr, AffineMap, AffineOp, Attr, Context, OpId};
+use crate::ir::{AffineExpr, AffineMap, AffineOp, Attr, Context, OpId, ValueDef};
 use crate::zspace::{Ipf, ZAffineMap};
 
 /// The linear form `(coefficients, constant)` of an affine expression over `dims` dimensions, if it is one
@@ -153,6 +153,21 @@ pub fn check_body(
         let want = box_type(t, f.shape());
         if as_tensor(ctx, ctx.body.value_type(arg)) != Some(&want) {
             return Err(format!("body argument {k} must be the box !teg.tensor<{want}> of input {k}"));
+        }
+    }
+    for inner in ctx.body.block_ops(entry) {
+        for (i, v) in ctx.body.operands(inner).enumerate() {
+            let local = match ctx.body.value_def(v) {
+                ValueDef::BlockArg { block, .. } => block == entry,
+                ValueDef::Result { op: def, .. } => ctx.body.op_parent(def) == Some(entry),
+                ValueDef::Placeholder => false,
+            };
+            if !local {
+                return Err(format!(
+                    "the body's {} uses operand #{i} from outside the body: a block operator sees only its input boxes",
+                    ctx.op_name(inner)
+                ));
+            }
         }
     }
     let last = ctx.body.last_op(entry).ok_or("the body must end with teg.yield")?;

@@ -225,7 +225,9 @@ pub const BLOCKS: &[OpInfo] = &[
 pub const USER_BLOCK: &[OpInfo] = &[
     OpInfo {
         regions: Arity::Exact(1),
-        traits: &[OpTrait::Pure, OpTrait::HasParent(&["teg.graph"]), OpTrait::SingleBlock, OpTrait::IsolatedFromAbove],
+        // Not IsolatedFromAbove (so that its body's values number on from the graph's, and tools that do not know
+        // the op, like mlir-opt, read the print), but its verifier lets the body use only its own values.
+        traits: &[OpTrait::Pure, OpTrait::HasParent(&["teg.graph"]), OpTrait::SingleBlock],
         ..value_op(
             "teg.block",
             "a user-declared block operator: index space, an IPF per input and output, a body computing one index point",
