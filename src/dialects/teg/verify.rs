@@ -12,11 +12,6 @@ use crate::ir::{Context, Diagnostic, OpId};
 use crate::zspace::ZRange;
 use indexmap::IndexMap;
 
-/// The tensor type of operand or result `what` (`None` when it is not a `!teg.tensor`).
-fn tensor(ctx: &Context, ty: crate::ir::TypeId) -> Option<&TensorType> {
-    as_tensor(ctx, ty)
-}
-
 /// Verifies one TEG op inside a graph.
 pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let kind = decode(ctx, op).map_err(|e| op_error(ctx, op, e))?;
@@ -32,7 +27,7 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         OpKind::Yield => return Ok(()),
         OpKind::Sink { .. } => {
             let result = body.value_type(body.result(op, 0));
-            if tensor(ctx, operand_types[0]).is_none() || !is_token(ctx, result) {
+            if as_tensor(ctx, operand_types[0]).is_none() || !is_token(ctx, result) {
                 return Err(op_error(ctx, op, "takes a !teg.tensor and gives a !teg.token"));
             }
             return Ok(());
@@ -41,9 +36,10 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     }
     let mut operands = Vec::with_capacity(operand_types.len());
     for (i, &t) in operand_types.iter().enumerate() {
-        operands.push(tensor(ctx, t).ok_or_else(|| op_error(ctx, op, format!("operand #{i} must be a !teg.tensor")))?);
+        operands
+            .push(as_tensor(ctx, t).ok_or_else(|| op_error(ctx, op, format!("operand #{i} must be a !teg.tensor")))?);
     }
-    let declared = tensor(ctx, body.value_type(body.result(op, 0)))
+    let declared = as_tensor(ctx, body.value_type(body.result(op, 0)))
         .ok_or_else(|| op_error(ctx, op, "the result must be a !teg.tensor"))?;
     let expected = result_type(&kind, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     if expected != *declared {
