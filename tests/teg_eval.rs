@@ -263,7 +263,11 @@ fn user_block_operators_run_their_body_per_index_point() {
     let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let w = f32s(&[3, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
     let sig = f32s(&[7], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    let out = run(&ub, &[("x", x), ("w", w), ("sig", sig)]).unwrap();
+    let src = f32s(&[12], &(0..12).map(|v| v as f32).collect::<Vec<_>>());
+    let out = run(&ub, &[("x", x), ("w", w), ("sig", sig), ("src", src)]).unwrap();
+    // The mixed map: output cell a + 4b holds input cell 3a + b.
+    let mixed: Vec<f64> = (0..12).map(|u| ((u % 4) * 3 + u / 4) as f64).collect();
+    assert_eq!(values(&out["mixed"]), mixed);
     assert_eq!(values(&out["mm"]), [4.0, 5.0, 10.0, 11.0]);
     assert_eq!(values(&out["builtin"]), values(&out["mm"]));
     // A window of 3 summed at stride 2 (a halo of 1): [0+1+2, 2+3+4, 4+5+6].

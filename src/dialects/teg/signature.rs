@@ -149,10 +149,40 @@ fn injective(sig: &Signature, name: &str, f: &Ipf) -> Result<(), String> {
                 ))
             }
             [j] if step_ok(*j) && !std::mem::replace(&mut rows_used[*j], true) => {}
-            _ => {
+            // Not one dimension per row: decide point by point when that is small enough.
+            _ => return injective_by_points(sig, name, f, dim),
+        }
+    }
+    Ok(())
+}
+
+/// Index points (reduction dimensions held at their start) whose output boxes are checked one by one.
+const POINT_LIMIT: u128 = 1 << 20;
+
+/// The exact injectivity decision by marking every output cell each index point writes.
+fn injective_by_points(sig: &Signature, name: &str, f: &Ipf, dim: &str) -> Result<(), String> {
+    let index = sig.index_range();
+    let mut end = index.end().to_vec();
+    for (i, _) in &sig.reductions {
+        end[*i] = (index.start()[*i] + 1).min(end[*i]);
+    }
+    let points = ZRange::new(index.start().to_vec(), end).map_err(|e| e.0)?;
+    let bbox = f.project(&points).map_err(|e| e.0)?;
+    if points.size() > POINT_LIMIT || bbox.size() > POINT_LIMIT * 16 {
+        return Err(format!(
+            "{name}: index dimension {dim} moves its box together with another dimension or by less than the box, and the op is too large to check point by point"
+        ));
+    }
+    let shape = bbox.shape();
+    let mut written = vec![false; bbox.size() as usize];
+    for p in points.points() {
+        for cell in f.apply(&p).map_err(|e| e.0)?.points() {
+            let at =
+                cell.iter().zip(bbox.start()).zip(&shape).fold(0u64, |acc, ((&c, &s), &n)| acc * n + (c - s) as u64);
+            if std::mem::replace(&mut written[at as usize], true) {
                 return Err(format!(
-                    "{name}: index dimension {dim} moves its box by less than the box or together with another dimension, so two index points write one cell"
-                ))
+                    "{name}: index point {p:?} writes cell {cell:?}, which another index point writes too"
+                ));
             }
         }
     }
