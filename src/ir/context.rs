@@ -228,6 +228,14 @@ impl Context {
         self.loc(LocData::FileLineCol { file, line, col })
     }
 
+    /// `file:line:col` of [`Context::file_line_col`], or `unknown`: how printing passes name where an op is.
+    pub fn loc_text(&self, loc: Loc) -> String {
+        match self.file_line_col(loc) {
+            Some((file, line, col)) => format!("{file}:{line}:{col}"),
+            None => "unknown".to_string(),
+        }
+    }
+
     /// Where `loc` points as `(file, line, column)`, 1-based, following names, fusions (the first that points
     /// somewhere) and call sites (the callee); `None` for an unknown location.
     pub fn file_line_col(&self, loc: Loc) -> Option<(String, u32, u32)> {

@@ -86,10 +86,7 @@ impl Pass for LayoutPrint {
             });
             for (attr, layout) in found {
                 let text = crate::ir::print::attr_to_string(ctx, attr);
-                let loc = match ctx.file_line_col(data.loc) {
-                    Some((file, line, col)) => format!("{file}:{line}:{col}"),
-                    None => "unknown".to_string(),
-                };
+                let loc = ctx.loc_text(data.loc);
                 let shown = match self.format {
                     Format::Loops => layout.access_pattern().map(|p| loops_line(&loc, &text, &p)),
                     Format::Core => {

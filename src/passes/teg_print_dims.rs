@@ -34,10 +34,7 @@ impl Pass for PrintDims {
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         for op in walk::preorder(&ctx.body, root) {
             let Some(sig) = signature_of(ctx, op) else { continue };
-            let loc = match ctx.file_line_col(ctx.body.op(op).loc) {
-                Some((file, line, col)) => format!("{file}:{line}:{col}"),
-                None => "unknown".to_string(),
-            };
+            let loc = ctx.loc_text(ctx.body.op(op).loc);
             let _ = env.out.write_all(describe(ctx.op_name(op), &loc, &sig).as_bytes());
             env.stats.add("num-ops", 1);
         }

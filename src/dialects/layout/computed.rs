@@ -6,6 +6,7 @@
 use super::ck::{CkLayout, Kind};
 use super::repr::{fail, LayoutError};
 use super::xla::{TileDim, XlaLayout};
+use crate::zspace::ZRange;
 use std::fmt;
 
 /// A layout given by its notation's function from coordinates to offsets.
@@ -55,19 +56,12 @@ impl Computed {
             ));
         }
         let cosize = self.cosize()?;
-        let mut e = vec![0u64; extents.len()];
-        for _ in 0..size {
+        for p in ZRange::of_shape(extents).points() {
+            let e: Vec<u64> = p.iter().map(|&c| c as u64).collect();
             if let Some(o) = self.offset(&e) {
                 if o >= cosize {
                     return fail(format!("{self} puts element {e:?} at offset {o}, past its buffer of {cosize}"));
                 }
-            }
-            for k in (0..e.len()).rev() {
-                e[k] += 1;
-                if e[k] < extents[k] {
-                    break;
-                }
-                e[k] = 0;
             }
         }
         Ok(())
