@@ -19,19 +19,17 @@ fn graph(ctx: &mut Context, text: &str) -> OpId {
     ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().expect("a graph")
 }
 
-/// Median seconds of `runs` evaluations of `text` with fresh inputs from `inputs` (not timed).
-fn time_eval(text: &str, inputs: &dyn Fn() -> IndexMap<String, Array>, runs: usize) -> f64 {
+/// Median seconds of `runs` evaluations of `text` on `inputs`, each with freeing its result, as NumPy's side
+/// (`scripts/numpy-bench.py`) times them: inputs made once, then call and free.
+fn time_eval(text: &str, inputs: &IndexMap<String, Array>, runs: usize) -> f64 {
     let mut ctx = Context::new(tapestry::dialects::all());
     let g = graph(&mut ctx, text);
-    evaluate(&ctx, g, inputs()).expect("runs");
+    evaluate(&ctx, g, inputs).expect("runs");
     let mut times: Vec<f64> = (0..runs)
         .map(|_| {
-            let bound = inputs();
             let start = Instant::now();
-            let out = evaluate(&ctx, g, bound).expect("runs");
-            let t = start.elapsed().as_secs_f64();
-            drop(out);
-            t
+            drop(evaluate(&ctx, g, inputs).expect("runs"));
+            start.elapsed().as_secs_f64()
         })
         .collect();
     times.sort_by(f64::total_cmp);
@@ -55,14 +53,14 @@ fn main() {
         "teg.graph @mm {{\n  %a = teg.source @a : !teg.tensor<[m={n}, k={n}] x f32>\n  %b = teg.source @b : !teg.tensor<[k={n}, n={n}] x f32>\n  %c = teg.matmul %a, %b : !teg.tensor<[m={n}, k={n}] x f32>, !teg.tensor<[k={n}, n={n}] x f32> -> !teg.tensor<[m={n}, n={n}] x f32>\n  %s = teg.sink @c %c : !teg.tensor<[m={n}, n={n}] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
     );
     let square = |seed: f64| Array::from_fn(DType::F32, vec![n, n], move |i| ((i as f64 + seed) * 0.001).sin());
-    let mm_inputs = || IndexMap::from([("a".to_string(), square(0.0)), ("b".to_string(), square(0.5))]);
+    let mm_inputs = IndexMap::from([("a".to_string(), square(0.0)), ("b".to_string(), square(0.5))]);
     let ours_mm = time_eval(&mm, &mm_inputs, 11);
     let len = 1u64 << 24;
     let add = format!(
         "teg.graph @add {{\n  %x = teg.source @x : !teg.tensor<[n={len}] x f32>\n  %y = teg.source @y : !teg.tensor<[n={len}] x f32>\n  %z = teg.add %x, %y : !teg.tensor<[n={len}] x f32>\n  %s = teg.sink @z %z : !teg.tensor<[n={len}] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
     );
     let vector = |seed: f64| Array::from_fn(DType::F32, vec![len], move |i| i as f64 * 1e-6 + seed);
-    let add_inputs = || IndexMap::from([("x".to_string(), vector(0.0)), ("y".to_string(), vector(1.0))]);
+    let add_inputs = IndexMap::from([("x".to_string(), vector(0.0)), ("y".to_string(), vector(1.0))]);
     let ours_add = time_eval(&add, &add_inputs, 11);
     let bytes = 3.0 * 4.0 * len as f64;
     let theirs = numpy();

@@ -17,7 +17,7 @@ fn run(text: &str, inputs: &[(&str, Array)]) -> Result<IndexMap<String, Array>, 
     }
     let graph = first_graph(&ctx, module);
     let inputs: IndexMap<String, Array> = inputs.iter().map(|(n, a)| (n.to_string(), a.clone())).collect();
-    evaluate(&ctx, graph, inputs).map_err(|e| e.message)
+    evaluate(&ctx, graph, &inputs).map_err(|e| e.message)
 }
 
 fn first_graph(ctx: &Context, module: OpId) -> OpId {
@@ -198,6 +198,30 @@ fn block_ops() {
     assert_eq!(values(&out["l"]), [14.0, 25.0, 20.0, 31.0]);
     // Splitting matmul into prod + sum over `in` gives the same values.
     assert_eq!(values(&out["r"]), values(&out["m"]));
+}
+
+#[test]
+fn large_ops_run_threaded_and_agree_with_the_definitions() {
+    // Big enough that the GEMM and the cell ops split across threads, with a ragged last chunk.
+    let (m, k, n) = (301u64, 457u64, 65u64);
+    let text = format!(
+        "teg.graph @g {{\n  %a = teg.source @a : !teg.tensor<[m={m}, k={k}] x f32>\n  %b = teg.source @b : !teg.tensor<[k={k}, n={n}] x f32>\n  %c = teg.matmul %a, %b : !teg.tensor<[m={m}, k={k}] x f32>, !teg.tensor<[k={k}, n={n}] x f32> -> !teg.tensor<[m={m}, n={n}] x f32>\n  %e = teg.exp %a : !teg.tensor<[m={m}, k={k}] x f32>\n  %d = teg.sub %e, %a : !teg.tensor<[m={m}, k={k}] x f32>\n  %t0 = teg.sink @c %c : !teg.tensor<[m={m}, n={n}] x f32> -> !teg.token\n  %t1 = teg.sink @d %d : !teg.tensor<[m={m}, k={k}] x f32> -> !teg.token\n  teg.sequence_point %t0, %t1 : !teg.token, !teg.token\n}}\n"
+    );
+    let a = Array::from_fn(DType::F32, vec![m, k], |i| ((i * 7919) % 1000) as f64 / 500.0 - 1.0);
+    let b = Array::from_fn(DType::F32, vec![k, n], |i| ((i * 104_729) % 997) as f64 / 498.5 - 1.0);
+    let out = run(&text, &[("a", a.clone()), ("b", b.clone())]).unwrap();
+    let (av, bv, (m, k, n)) = (values(&a), values(&b), (m as usize, k as usize, n as usize));
+    let c = values(&out["c"]);
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum();
+            assert!((c[i * n + j] - want).abs() < 1e-3, "c[{i}, {j}] = {} but the sum is {want}", c[i * n + j]);
+        }
+    }
+    let d = values(&out["d"]);
+    for (i, &x) in av.iter().enumerate() {
+        assert_eq!(d[i], ((x as f32).exp() - x as f32) as f64, "cell {i}");
+    }
 }
 
 #[test]

@@ -55,7 +55,7 @@ fn check_with(
     assert!(diags.is_empty(), "{text}\n{diags:?}");
     let region = ctx.body.regions(module)[0];
     let graph = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
-    let got = evaluate(&ctx, graph, bound).unwrap_or_else(|e| panic!("{text}\n{e}"))["r"].clone();
+    let got = evaluate(&ctx, graph, &bound).unwrap_or_else(|e| panic!("{text}\n{e}"))["r"].clone();
     assert_eq!((got.shape(), got.dtype()), (want.shape(), want.dtype()), "{expected}");
     for (i, (g, w)) in got.to_f64().iter().zip(want.to_f64()).enumerate() {
         let ok =

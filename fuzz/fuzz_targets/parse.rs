@@ -44,11 +44,11 @@ fn evaluate_graphs(ctx: &Context, module: tapestry::ir::OpId) {
             continue;
         }
         let inputs = sources(ctx, g);
-        let bound = inputs
+        let bound: indexmap::IndexMap<_, _> = inputs
             .into_iter()
             .map(|(name, shape, dtype)| (name, tapestry::array::Array::from_fn(dtype, shape, |_| 1.0)))
             .collect();
-        let _ = evaluate(ctx, g, bound);
+        let _ = evaluate(ctx, g, &bound);
     }
 }
 

@@ -96,7 +96,7 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
     }
     let graph = entry(&ctx, module, args.entry.as_deref())?;
     let inputs = bind(&ctx, graph, &args.inputs)?;
-    let outputs = evaluate(&ctx, graph, inputs).map_err(|e| match e.op {
+    let outputs = evaluate(&ctx, graph, &inputs).map_err(|e| match e.op {
         Some(op) => report(&ctx, &[Diagnostic::error(ctx.body.op(op).loc, e.message)], stderr),
         None => e.message,
     })?;

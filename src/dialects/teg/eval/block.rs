@@ -1,5 +1,5 @@
 //! Built-in block operators: `matmul`, `linear`, `prod` and `conv2d`. Contractions run on a real GEMM
-//! (`matrixmultiply`) for `f32` and `f64` (`f16` and `bf16` through `f32`); integers contract in wrapping `i64`.
+//! (the `gemm` crate, threaded, with AVX-512 kernels where the CPU has them) for `f32` and `f64` (`f16` and `bf16` through `f32`); integers contract in wrapping `i64`.
 
 use super::{fail, EvalError};
 use crate::array::{Array, DType, Data};
@@ -106,25 +106,48 @@ pub trait Gemm: Copy {
     fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool);
 }
 
-/// `Gemm` on matrixmultiply.
+/// `Gemm` on the `gemm` crate, on all of rayon's threads (it runs small products on one).
 macro_rules! gemm_impl {
-    ($t:ty, $mm:path) => {
+    ($t:ty) => {
         impl Gemm for $t {
             fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t], accumulate: bool) {
                 assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "GEMM operands too short");
                 if m == 0 || n == 0 {
                     return;
                 }
-                let beta = if accumulate { 1.0 } else { 0.0 };
                 let (rk, rn) = (k as isize, n as isize);
-                // SAFETY: the lengths are checked above; the strides are those of row-major matrices.
-                unsafe { $mm(m, k, n, 1.0, a.as_ptr(), rk, 1, b.as_ptr(), rn, 1, beta, c.as_mut_ptr(), rn, 1) }
+                let threads = gemm::Parallelism::Rayon(0);
+                // SAFETY: the lengths are checked above; the strides are those of row-major matrices, and `c`
+                // does not overlap `a` or `b` (it is borrowed mutably).
+                unsafe {
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        c.as_mut_ptr(),
+                        1,
+                        rn,
+                        accumulate,
+                        a.as_ptr(),
+                        1,
+                        rk,
+                        b.as_ptr(),
+                        1,
+                        rn,
+                        1.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        threads,
+                    )
+                }
             }
         }
     };
 }
-gemm_impl!(f32, matrixmultiply::sgemm);
-gemm_impl!(f64, matrixmultiply::dgemm);
+gemm_impl!(f32);
+gemm_impl!(f64);
 
 /// Convolution through im2col: the windows of the padded input as rows, times the kernels as columns.
 fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Data {

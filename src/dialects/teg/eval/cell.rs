@@ -4,6 +4,7 @@ use super::{fail, EvalError};
 use crate::array::{Array, DType, Data};
 use crate::dialects::teg::kind::{Binary, Predicate, Unary};
 use half::{bf16, f16};
+use rayon::prelude::*;
 
 /// Floating-point element types computed natively (`f32`, `f64`).
 trait Real:
@@ -56,17 +57,17 @@ macro_rules! real {
 real!(f32, libm::erff);
 real!(f64, libm::erf);
 
-fn real_unary<T: Real>(op: Unary, v: &[T]) -> Vec<T> {
+fn real_unary<T: Real + Send + Sync + Default>(op: Unary, v: &[T]) -> Vec<T> {
     match op {
-        Unary::Abs => v.iter().map(|&x| x.abs()).collect(),
-        Unary::Neg => v.iter().map(|&x| -x).collect(),
-        Unary::Exp => v.iter().map(|&x| x.exp()).collect(),
-        Unary::Log => v.iter().map(|&x| x.ln()).collect(),
-        Unary::Sqrt => v.iter().map(|&x| x.sqrt()).collect(),
-        Unary::Tanh => v.iter().map(|&x| x.tanh()).collect(),
+        Unary::Abs => map_with(v, |x| x.abs()),
+        Unary::Neg => map_with(v, |x| -x),
+        Unary::Exp => map_with(v, |x| x.exp()),
+        Unary::Log => map_with(v, |x| x.ln()),
+        Unary::Sqrt => map_with(v, |x| x.sqrt()),
+        Unary::Tanh => map_with(v, |x| x.tanh()),
         // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum).
-        Unary::Relu => v.iter().map(|&x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }).collect(),
-        Unary::Gelu => v.iter().map(|&x| x.gelu()).collect(),
+        Unary::Relu => map_with(v, |x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }),
+        Unary::Gelu => map_with(v, |x| x.gelu()),
     }
 }
 
@@ -120,12 +121,40 @@ pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
     Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
 }
 
-/// `f` cell by cell (generic in `f`, so each op compiles to its own vectorized loop).
-fn zip_with<T: Copy>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> Vec<T> {
-    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+/// Cells per task when a cell op runs on several threads: big enough to amortize a task, small enough that two
+/// cores share a 16M-cell op evenly.
+const CHUNK: usize = 1 << 16;
+
+/// `f` of each cell; see [`zip_with`].
+fn map_with<T: Copy + Send + Sync + Default>(a: &[T], f: impl Fn(T) -> T + Sync) -> Vec<T> {
+    if a.len() <= CHUNK {
+        return a.iter().map(|&x| f(x)).collect();
+    }
+    let mut out = vec![T::default(); a.len()];
+    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK)).for_each(|(o, x)| {
+        for (o, &x) in o.iter_mut().zip(x) {
+            *o = f(x);
+        }
+    });
+    out
 }
 
-fn real_binary<T: Real>(op: Binary, a: &[T], b: &[T]) -> Vec<T> {
+/// `f` cell by cell (generic in `f`, so each op compiles to its own vectorized loop), on all of rayon's threads
+/// when there is more than one chunk. The output starts as zeroed pages that are only written, never read.
+fn zip_with<T: Copy + Send + Sync + Default>(a: &[T], b: &[T], f: impl Fn(T, T) -> T + Sync) -> Vec<T> {
+    if a.len() <= CHUNK {
+        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
+    }
+    let mut out = vec![T::default(); a.len()];
+    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK))).for_each(|(o, (x, y))| {
+        for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
+            *o = f(x, y);
+        }
+    });
+    out
+}
+
+fn real_binary<T: Real + Send + Sync + Default>(op: Binary, a: &[T], b: &[T]) -> Vec<T> {
     match op {
         Binary::Add => zip_with(a, b, |x, y| x + y),
         Binary::Sub => zip_with(a, b, |x, y| x - y),

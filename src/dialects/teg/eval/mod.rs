@@ -20,6 +20,7 @@ use super::tensor_type::as_tensor;
 use crate::array::{Array, DType};
 use crate::ir::{Context, OpId, ValueId};
 use indexmap::IndexMap;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -66,32 +67,33 @@ fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
 }
 
 /// Evaluates a verified graph with its sources bound by name; returns every sink's value by sink name, in op
-/// order. A missing source, or one of the wrong shape or element type, is an error naming it.
+/// order. The inputs are borrowed, not copied, so one set of inputs can feed the reference and every lowering
+/// checked against it. A missing source, or one of the wrong shape or element type, is an error naming it.
 pub fn evaluate(
     ctx: &Context,
     graph: OpId,
-    mut inputs: IndexMap<String, Array>,
+    inputs: &IndexMap<String, Array>,
 ) -> Result<IndexMap<String, Array>, EvalError> {
     let mut state = State::default();
-    state.run(ctx, graph_ops(ctx, graph), &mut inputs)?;
+    state.run(ctx, graph_ops(ctx, graph), inputs)?;
     Ok(state.sinks)
 }
 
-/// Values computed so far, sinks met, and what a block body yielded.
+/// Values computed so far (the inputs borrowed, the rest owned), sinks met, and what a block body yielded.
 #[derive(Default)]
-struct State {
-    env: HashMap<ValueId, Array>,
+struct State<'a> {
+    env: HashMap<ValueId, Cow<'a, Array>>,
     sinks: IndexMap<String, Array>,
     yielded: Option<Array>,
 }
 
-impl State {
+impl<'a> State<'a> {
     /// Evaluates `ops` in order.
     fn run(
         &mut self,
         ctx: &Context,
         ops: impl Iterator<Item = OpId>,
-        inputs: &mut IndexMap<String, Array>,
+        inputs: &'a IndexMap<String, Array>,
     ) -> Result<(), EvalError> {
         for op in ops {
             self.step(ctx, op, inputs).map_err(|e| EvalError { op: e.op.or(Some(op)), ..e })?;
@@ -99,14 +101,19 @@ impl State {
         Ok(())
     }
 
-    fn step(&mut self, ctx: &Context, op: OpId, inputs: &mut IndexMap<String, Array>) -> Result<(), EvalError> {
+    fn step(&mut self, ctx: &Context, op: OpId, inputs: &'a IndexMap<String, Array>) -> Result<(), EvalError> {
         let kind = decode(ctx, op).map_err(|message| EvalError { op: Some(op), message })?;
-        let operand = |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).cloned();
+        let operand =
+            |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).map(|a| a.clone().into_owned());
         match &kind {
             OpKind::Sink { name } => {
                 // A value only the sink uses moves out instead of being copied.
                 let value = ctx.body.operand(op, 0);
-                let v = if ctx.body.uses(value).count() == 1 { self.env.remove(&value) } else { operand(0) };
+                let v = if ctx.body.uses(value).count() == 1 {
+                    self.env.remove(&value).map(Cow::into_owned)
+                } else {
+                    operand(0)
+                };
                 let v = v.ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
                 self.sinks.insert(name.clone(), v);
                 return Ok(());
@@ -127,13 +134,13 @@ impl State {
             ));
         }
         let value = match &kind {
-            OpKind::Source { name } => bind(name, inputs, &ty.shape(), ty.dtype)?,
+            OpKind::Source { name } => Cow::Borrowed(bind(name, inputs, &ty.shape(), ty.dtype)?),
             OpKind::Block { .. } => {
-                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &self.env[&v]).collect();
-                user_block::apply(ctx, op, &args, &ty.shape(), ty.dtype)?
+                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &*self.env[&v]).collect();
+                Cow::Owned(user_block::apply(ctx, op, &args, &ty.shape(), ty.dtype)?)
             }
             _ => {
-                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &self.env[&v]).collect();
+                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &*self.env[&v]).collect();
                 let names: Vec<Vec<String>> = ctx
                     .body
                     .operands(op)
@@ -144,7 +151,7 @@ impl State {
                     .collect();
                 let operands = Operands { arrays: &args, names: &names };
                 let result_names: Vec<String> = ty.names().iter().map(|s| s.to_string()).collect();
-                apply(&kind, &operands, &ty.shape(), &result_names, ty.dtype)?
+                Cow::Owned(apply(&kind, &operands, &ty.shape(), &result_names, ty.dtype)?)
             }
         };
         self.env.insert(result, value);
@@ -154,17 +161,23 @@ impl State {
 
 /// Evaluates the body of a block operator on one index point's input boxes; returns the yielded output box.
 fn run_body(ctx: &Context, block: crate::ir::BlockId, tiles: Vec<Array>) -> Result<Array, EvalError> {
+    let no_inputs = IndexMap::new();
     let mut state = State::default();
     for (&arg, tile) in ctx.body.block(block).args.iter().zip(tiles) {
-        state.env.insert(arg, tile);
+        state.env.insert(arg, Cow::Owned(tile));
     }
-    state.run(ctx, ctx.body.block_ops(block), &mut IndexMap::new())?;
+    state.run(ctx, ctx.body.block_ops(block), &no_inputs)?;
     state.yielded.ok_or_else(|| EvalError { op: None, message: "the body yielded nothing".into() })
 }
 
-/// The input bound to source `name`, moved out of `inputs` (a source name is unique in a graph).
-fn bind(name: &str, inputs: &mut IndexMap<String, Array>, shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
-    let Some(a) = inputs.swap_remove(name) else { return fail(format!("source '{name}' is not bound to an input")) };
+/// The input bound to source `name`.
+fn bind<'a>(
+    name: &str,
+    inputs: &'a IndexMap<String, Array>,
+    shape: &[u64],
+    dtype: DType,
+) -> Result<&'a Array, EvalError> {
+    let Some(a) = inputs.get(name) else { return fail(format!("source '{name}' is not bound to an input")) };
     if a.shape() != shape || a.dtype() != dtype {
         return fail(format!(
             "source '{name}' is {dtype} of shape {shape:?} but its input is {} of shape {:?}",
