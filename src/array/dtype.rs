@@ -66,6 +66,18 @@ impl DType {
     pub fn is_int(self) -> bool {
         matches!(self, DType::I8 | DType::I32 | DType::I64)
     }
+
+    /// The least and greatest value of an integer or boolean type (`None` for floats): what a verifier checks
+    /// integer constants and index extents against.
+    pub fn int_range(self) -> Option<(i64, i64)> {
+        match self {
+            DType::I8 => Some((i8::MIN.into(), i8::MAX.into())),
+            DType::I32 => Some((i32::MIN.into(), i32::MAX.into())),
+            DType::I64 => Some((i64::MIN, i64::MAX)),
+            DType::I1 => Some((0, 1)),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for DType {

@@ -79,7 +79,24 @@ fn npy_data_len(bytes: &[u8]) -> Result<usize, ArrayError> {
     let field = bytes.get(len_at..len_at + len_size).ok_or_else(short)?;
     let header = field.iter().rev().fold(0usize, |acc, &b| acc * 256 + b as usize);
     let start = len_at + len_size + header;
+    let text = bytes.get(len_at + len_size..start).ok_or_else(short)?;
+    shape_fits(&String::from_utf8_lossy(text))?;
     bytes.len().checked_sub(start).ok_or_else(short)
+}
+
+/// Fails when the header's `'shape'` tuple has more elements than 64 bits count (npyz would overflow on it); a
+/// shape it cannot read is left to npyz's own error.
+fn shape_fits(header: &str) -> Result<(), ArrayError> {
+    let Some(at) = header.find("'shape'") else { return Ok(()) };
+    let rest = &header[at..];
+    let (Some(open), Some(close)) = (rest.find('('), rest.find(')')) else { return Ok(()) };
+    let Some(dims) = rest.get(open + 1..close) else { return Ok(()) };
+    let extents: Option<Vec<u64>> =
+        dims.split(',').map(str::trim).filter(|d| !d.is_empty()).map(|d| d.parse().ok()).collect();
+    match extents.map(|e| e.iter().try_fold(1u64, |a, &b| a.checked_mul(b))) {
+        Some(None) => Err(err(format!("the shape ({dims}) has more elements than 64 bits can count"))),
+        _ => Ok(()),
+    }
 }
 
 /// The C-order array with the elements of a Fortran-order (column-major) one.

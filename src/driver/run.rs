@@ -106,6 +106,12 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
         }
     }
     if let Some(out_dir) = &args.output_dir {
+        if let Some(name) = outputs.keys().find(|n| !is_file_name(n)) {
+            return Err(format!(
+                "sink '{name}' cannot name a file in '{}': a sink written to --output-dir needs a name without '/', '\\', NUL or a leading '.'",
+                out_dir.display()
+            ));
+        }
         std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create '{}': {e}", out_dir.display()))?;
         for (name, value) in outputs {
             let path = out_dir.join(format!("{name}.npy"));
@@ -114,6 +120,11 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
         }
     }
     Ok(())
+}
+
+/// Whether sink name `name` is a plain file name, so that `DIR/<name>.npy` stays in `DIR`.
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty() && !name.starts_with('.') && !name.contains(['/', '\\', '\0'])
 }
 
 /// Writes rendered diagnostics and gives the one-line summary error.

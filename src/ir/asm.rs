@@ -336,11 +336,23 @@ impl<'p, 's> CustomParser<'p, 's> {
         self.number_attr(false)
     }
 
+    /// Consumes a float with an optional leading `-` and no trailing type, as `f64`: a decimal (`-1.5`) or the
+    /// bits of one in hex (`0xFFF0000000000000`, minus infinity), as a declared `f64` attribute prints.
+    pub fn f64_attr(&mut self) -> Result<AttrId, Diagnostic> {
+        let f64_type = self.ctx().float_type(super::FloatKind::F64);
+        self.number_attr_as(false, Some(f64_type))
+    }
+
     fn number_attr(&mut self, typed: bool) -> Result<AttrId, Diagnostic> {
+        self.number_attr_as(typed, None)
+    }
+
+    /// A number, typed by its trailing `: type` when `typed`, else by `implied`.
+    fn number_attr_as(&mut self, typed: bool, implied: Option<TypeId>) -> Result<AttrId, Diagnostic> {
         let loc = self.loc();
         let negate = self.eat_punct("-");
         let attr = self.attr()?;
-        let ty = if typed && self.eat_punct(":") { Some(self.ty()?) } else { None };
+        let ty = if typed && self.eat_punct(":") { Some(self.ty()?) } else { implied };
         let hex = match loc {
             super::Loc::Source { file, offset } => {
                 let text = &self.ctx().sources.file(file).text;

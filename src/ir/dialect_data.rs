@@ -20,6 +20,12 @@ pub trait DialectValue: Any + fmt::Debug + Send + Sync {
     fn hash_dyn(&self, state: &mut dyn Hasher);
     /// Upcast used for downcasting to the concrete payload.
     fn as_any(&self) -> &dyn Any;
+    /// For a layout attribute (the role of MLIR's `MemRefLayoutAttrInterface`): how many elements it places, or
+    /// why it is not a valid layout; `None` for any other payload. An op of any dialect can then check that a
+    /// layout fits its tensor without importing the dialect that defines the layout.
+    fn layout_elements(&self) -> Option<Result<u128, String>> {
+        None
+    }
 }
 
 /// A shared, interning-friendly handle to a dialect payload.

@@ -321,8 +321,11 @@ fn parse_attr<'s>(
         // A symbol name written `@name` and stored as a string (`sym_name`).
         let text = p.symbol_name()?;
         p.ctx().string_attr(&text)
+    } else if kind == AttrKind::Float {
+        // A bare float is an `f64`, its bits in hex for infinities and NaNs (`0x7FF0000000000000`); negative
+        // numbers start with `-` (a `:` after one belongs to the op's types).
+        p.f64_attr()?
     } else if matches!(kind, AttrKind::Int | AttrKind::Float) {
-        // Numbers may be negative: `-1.5` (a `:` after one belongs to the op's types).
         p.signed_attr()?
     } else {
         p.attr()?

@@ -196,4 +196,8 @@ impl DialectValue for LayoutAttr {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn layout_elements(&self) -> Option<Result<u128, String>> {
+        Some(self.to_core().map(|core| core.size() as u128).map_err(|e| e.0))
+    }
 }

@@ -177,7 +177,9 @@ pub fn check_body(
     let want = box_type(output, sig.outputs[0].1.shape());
     let yielded: Vec<_> = ctx.body.operands(last).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect();
     if yielded != [Some(&want)] {
-        return Err(format!("the body must yield the output box !teg.tensor<{want}>"));
+        let got: Vec<String> =
+            ctx.body.operands(last).map(|v| crate::ir::print::type_to_string(ctx, ctx.body.value_type(v))).collect();
+        return Err(format!("the body must yield the output box !teg.tensor<{want}>, not ({})", got.join(", ")));
     }
     Ok(())
 }

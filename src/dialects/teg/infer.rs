@@ -24,9 +24,7 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
                 return Err("does not apply to i1 elements".into());
             }
             if let OpKind::Clip { min, max } = kind {
-                if min > max {
-                    return Err(format!("min {min} is above max {max}"));
-                }
+                clip_bounds(*min, *max, t.dtype)?;
             }
             t.clone()
         }
@@ -53,10 +51,15 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
         OpKind::Slice { dim, start, stop, step } => {
             let (t, k) = dim_of(x()?, dim)?;
             let n = t.dims[k].1 as i64;
-            if !(0 <= *start && start <= stop && *stop <= n && *step >= 1) {
-                return Err(format!("slice {start} to {stop} step {step} does not fit dimension {dim} of extent {n}"));
+            if *step < 1 {
+                return Err(format!(
+                    "slice step {step} is not positive (reverse the dimension first to step backward)"
+                ));
             }
-            with_extent(t, k, ((stop - start) as u64).div_ceil(*step as u64))
+            if !(0 <= *start && start <= stop && *stop <= n) {
+                return Err(format!("slice {start} to {stop} does not fit dimension {dim} of extent {n}"));
+            }
+            with_extent(t, k, Some(((stop - start) as u64).div_ceil(*step as u64)))?
         }
         OpKind::Squeeze { dim } => {
             let (t, k) = dim_of(x()?, dim)?;
@@ -81,7 +84,7 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
             if t.dims[k].1 != 1 || *extent < 0 {
                 return Err(format!("only an extent-1 dimension broadcasts, {dim} has {}", t.dims[k].1));
             }
-            with_extent(t, k, *extent as u64)
+            with_extent(t, k, Some(*extent as u64))?
         }
         OpKind::Concat { dim } => concat(operands, dim)?,
         OpKind::Interleave { dim } => {
@@ -89,18 +92,22 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
                 same(operands[0], o, "interleaved operands")?;
             }
             let (t, k) = dim_of(x()?, dim)?;
-            with_extent(t, k, t.dims[k].1 * operands.len() as u64)
+            with_extent(t, k, t.dims[k].1.checked_mul(operands.len() as u64))?
         }
         OpKind::Repeat { dim, times } => {
             let (t, k) = dim_of(x()?, dim)?;
             if *times < 0 {
                 return Err(format!("repeats {times} times"));
             }
-            with_extent(t, k, t.dims[k].1 * *times as u64)
+            with_extent(t, k, t.dims[k].1.checked_mul(*times as u64))?
         }
         OpKind::Pad { dim, low, high, mode, .. } => pad(x()?, dim, *low, *high, *mode)?,
         OpKind::Zeros | OpKind::Ones | OpKind::Full(_) => declared.clone(),
-        OpKind::Iota { dim } => dim_of(declared, dim).map(|(t, _)| t.clone())?,
+        OpKind::Iota { dim } => {
+            let (t, k) = dim_of(declared, dim)?;
+            holds_coordinates(t, t.dims[k].1)?;
+            t.clone()
+        }
         OpKind::Random { .. } => {
             if !declared.dtype.is_float() {
                 return Err(format!("random values are floats, not {}", declared.dtype));
@@ -127,10 +134,17 @@ fn dim_of<'t>(t: &'t TensorType, dim: &str) -> Result<(&'t TensorType, usize), S
     t.position(dim).map(|k| (t, k)).ok_or_else(|| format!("{t} has no dimension {dim}"))
 }
 
-fn with_extent(t: &TensorType, k: usize, extent: u64) -> TensorType {
-    let mut out = t.clone();
-    out.dims[k].1 = extent;
-    out
+/// `t` with dimension `k` of extent `extent` (`None` when computing it overflowed): at most `i64::MAX`, so that
+/// every coordinate is an `i64`.
+fn with_extent(t: &TensorType, k: usize, extent: Option<u64>) -> Result<TensorType, String> {
+    match extent {
+        Some(e) if e <= i64::MAX as u64 => {
+            let mut out = t.clone();
+            out.dims[k].1 = e;
+            Ok(out)
+        }
+        _ => Err(format!("the result's dimension {} would have more than {} cells", t.dims[k].0, i64::MAX)),
+    }
 }
 
 fn distinct_dims(t: &TensorType, dims: &[String]) -> Result<(), String> {
@@ -163,7 +177,7 @@ fn permute(t: &TensorType, dims: &[String]) -> Result<TensorType, String> {
 
 fn concat(operands: &[&TensorType], dim: &str) -> Result<TensorType, String> {
     let (first, k) = dim_of(operands[0], dim)?;
-    let mut total = 0u64;
+    let mut total = Some(0u64);
     for (i, o) in operands.iter().enumerate() {
         let rest = |t: &TensorType| -> Vec<(String, u64)> {
             t.dims.iter().enumerate().map(|(j, d)| if j == k { (d.0.clone(), 0) } else { d.clone() }).collect()
@@ -171,9 +185,9 @@ fn concat(operands: &[&TensorType], dim: &str) -> Result<TensorType, String> {
         if o.dtype != first.dtype || o.dims.len() != first.dims.len() || rest(o) != rest(first) {
             return Err(format!("operand {i} ({o}) does not match {first} outside dimension {dim}"));
         }
-        total += o.dims[k].1;
+        total = total.and_then(|t| t.checked_add(o.dims[k].1));
     }
-    Ok(with_extent(first, k, total))
+    with_extent(first, k, total)
 }
 
 fn pad(t: &TensorType, dim: &str, low: i64, high: i64, mode: PadMode) -> Result<TensorType, String> {
@@ -184,19 +198,38 @@ fn pad(t: &TensorType, dim: &str, low: i64, high: i64, mode: PadMode) -> Result<
         PadMode::Reflect => n - 1,
         PadMode::Wrap => n,
     };
-    if low < 0 || high < 0 || low > limit || high > limit {
-        return Err(format!("padding {low} and {high} do not fit a {mode:?} pad of dimension {dim} of extent {n}"));
+    if low < 0 || high < 0 {
+        return Err(format!("padding {low} and {high} must not be negative"));
     }
-    Ok(with_extent(t, k, (n + low + high) as u64))
+    if (low > 0 && low > limit) || (high > 0 && high > limit) {
+        let mode = format!("{mode:?}").to_lowercase();
+        return Err(format!(
+            "a {mode} pad of dimension {dim} (extent {n}) adds at most {limit} on each side, not {low} and {high}"
+        ));
+    }
+    with_extent(t, k, (n as u64).checked_add(low as u64).and_then(|e| e.checked_add(high as u64)))
 }
 
 fn index(t: &TensorType) -> Result<TensorType, String> {
     let rank = t.dims.len();
     match t.dims.last() {
-        Some((_, n)) if *n == rank as u64 - 1 && t.dtype.is_int() => Ok(t.clone()),
+        Some((_, n)) if *n == rank as u64 - 1 && t.dtype.is_int() => {
+            holds_coordinates(t, t.dims[..rank - 1].iter().map(|d| d.1).max().unwrap_or(0))?;
+            Ok(t.clone())
+        }
         _ => Err(format!(
             "an index tensor has an integer type and a last dimension whose extent is the number of the others, not {t}"
         )),
+    }
+}
+
+/// An integer type must hold every coordinate below `extent`, so that an index or iota cell is exact.
+fn holds_coordinates(t: &TensorType, extent: u64) -> Result<(), String> {
+    match t.dtype.int_range() {
+        Some((_, max)) if extent > 0 && extent - 1 > max as u64 => {
+            Err(format!("{} holds coordinates up to {max}, but {t} has coordinates up to {}", t.dtype, extent - 1))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -237,11 +270,15 @@ fn unique_names(dims: &[(String, u64)]) -> Result<(), String> {
     Ok(())
 }
 
-/// The output extent of a convolution along one spatial dimension.
+/// The output extent of a convolution along one spatial dimension (`None` when the kernel is empty or does not
+/// fit, or the padded input would not have `i64` coordinates).
 pub fn conv_extent(input: u64, kernel: u64, stride: i64, dilation: i64, pad: i64) -> Option<u64> {
-    let span = (kernel as i64 - 1) * dilation + 1;
-    let room = input as i64 + 2 * pad - span;
-    (room >= 0 && stride >= 1).then(|| (room / stride + 1) as u64)
+    let (input, kernel, stride, dilation, pad) =
+        (input as i128, kernel as i128, stride as i128, dilation as i128, pad as i128);
+    let span = (kernel - 1) * dilation + 1;
+    let padded = input + 2 * pad;
+    let room = padded - span;
+    (kernel >= 1 && room >= 0 && stride >= 1 && padded <= i64::MAX as i128).then(|| (room / stride + 1) as u64)
 }
 
 fn conv2d(operands: &[&TensorType], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<TensorType, String> {
@@ -258,13 +295,36 @@ fn conv2d(operands: &[&TensorType], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Re
     if s.iter().chain(&d).any(|&v| v < 1) || p.iter().any(|&v| v < 0) {
         return Err(format!("strides {s:?} and dilations {d:?} must be positive, padding {p:?} not negative"));
     }
+    if let Some(empty) = k.dims[2..].iter().find(|d| d.1 == 0) {
+        return Err(format!("a kernel window needs at least one cell, but {}={}", empty.0, empty.1));
+    }
     let mut dims = vec![x.dims[0].clone(), k.dims[0].clone()];
     for i in 0..2 {
         let (h, kh) = (x.dims[2 + i].1, k.dims[2 + i].1);
+        if h as i128 + 2 * p[i] as i128 > i64::MAX as i128 {
+            return Err(format!("{} padded by {} on each side would have more than {} cells", h, p[i], i64::MAX));
+        }
         let oh = conv_extent(h, kh, s[i], d[i], p[i])
             .ok_or_else(|| format!("a kernel of {kh} dilated by {} does not fit {h} padded by {}", d[i], p[i]))?;
         dims.push((x.dims[2 + i].0.clone(), oh));
     }
     unique_names(&dims)?;
     Ok(TensorType { dims, dtype: x.dtype })
+}
+
+/// Clip bounds must be numbers in order and, for an integer type, hold one of its values between them.
+fn clip_bounds(min: f64, max: f64, dtype: DType) -> Result<(), String> {
+    if min.is_nan() || max.is_nan() {
+        return Err(format!("clip bounds must be numbers, not min {min} and max {max}"));
+    }
+    if min > max {
+        return Err(format!("min {min} is above max {max}"));
+    }
+    if let Some((lo, hi)) = dtype.int_range() {
+        let (low, high) = (min.ceil().max(lo as f64), max.floor().min(hi as f64));
+        if low > high {
+            return Err(format!("no {dtype} value lies between min {min} and max {max}"));
+        }
+    }
+    Ok(())
 }

@@ -111,82 +111,138 @@ fn conv2d(operands: &[&TensorType], result: &TensorType, s: [i64; 2], d: [i64; 2
     }
 }
 
-/// Checks signature correspondence and output injectivity. `inputs` and `outputs` are the ranges each IPF must
-/// cover exactly; an input given as `(range, true)` may be covered partly (a strided window that leaves the last
-/// cells of a padded input unread).
+/// Checks signature correspondence and that each output is written exactly once. `inputs` and `outputs` are the
+/// ranges each IPF must cover exactly (empty ranges are all equal); an input given as `(range, true)` may be
+/// covered partly (a strided window that leaves the last cells of a padded input unread). Outputs are checked
+/// harder than inputs: every output cell must be written by exactly one index point (reduction dimensions aside),
+/// since a cell never written has no value, while an input cell never read is harmless.
 pub fn check(sig: &Signature, inputs: &[(ZRange, bool)], outputs: &[ZRange]) -> Result<(), String> {
     let index = sig.index_range();
-    let wanted = inputs.iter().map(|(r, partial)| (r, *partial)).chain(outputs.iter().map(|r| (r, false)));
-    for ((name, f), (range, partial)) in sig.inputs.iter().chain(&sig.outputs).zip(wanted) {
-        let got = f.project(&index).map_err(|e| format!("{name}: {e}"))?;
-        let ok = if partial { range.contains_range(&got) && got.start() == range.start() } else { got == *range };
+    let written = written_points(sig)?;
+    for ((name, f), (range, partial)) in sig.inputs.iter().zip(inputs) {
+        // An input that no reduction moves (a bias) is read once per written cell, even by an empty reduction.
+        let still = sig.reductions.iter().all(|(i, _)| (0..f.map().outputs()).all(|j| f.map().coef(j, *i) == 0));
+        let got = f.project(if still { &written } else { &index }).map_err(|e| format!("{name}: {e}"))?;
+        let ok = if *partial { range.contains_range(&got) && got.start() == range.start() } else { same(&got, range) };
         if !ok {
-            return Err(format!(
-                "signature correspondence: the index space {index} projects {name} to {got}, but {name} is {range}"
-            ));
+            return Err(mismatch(&index, name, &got, range));
         }
     }
-    for (name, f) in &sig.outputs {
-        injective(sig, name, f)?;
-    }
-    Ok(())
-}
-
-/// Whether distinct index points (apart from reduction dimensions) select disjoint boxes of output `f`: each such
-/// dimension must move exactly one tensor dimension, no two the same one, by at least its box extent.
-fn injective(sig: &Signature, name: &str, f: &Ipf) -> Result<(), String> {
-    let mut rows_used = vec![false; f.map().outputs()];
-    for (i, (dim, extent)) in sig.index.iter().enumerate() {
-        if *extent <= 1 || sig.reductions.iter().any(|r| r.0 == i) {
-            continue;
+    for ((name, f), range) in sig.outputs.iter().zip(outputs) {
+        reductions_stay(sig, name, f)?;
+        let got = f.project(&written).map_err(|e| format!("{name}: {e}"))?;
+        if !same(&got, range) {
+            return Err(mismatch(&index, name, &got, range));
         }
-        let rows: Vec<usize> = (0..f.map().outputs()).filter(|&j| f.map().coef(j, i) != 0).collect();
-        let step_ok = |j: usize| f.map().coef(j, i).unsigned_abs() >= f.shape()[j];
-        match rows.as_slice() {
-            [] => {
-                return Err(format!(
-                    "{name} is written by every point along index dimension {dim} (extent {extent}), which is not a declared reduction"
-                ))
-            }
-            [j] if step_ok(*j) && !std::mem::replace(&mut rows_used[*j], true) => {}
-            // Not one dimension per row: decide point by point when that is small enough.
-            _ => return injective_by_points(sig, name, f, dim),
+        if !got.is_empty() {
+            exactly_once(sig, name, f, &written)?;
         }
     }
     Ok(())
 }
 
-/// Index points (reduction dimensions held at their start) whose output boxes are checked one by one.
-const POINT_LIMIT: u128 = 1 << 20;
+/// Equal as sets of points: the same range, or both empty.
+fn same(a: &ZRange, b: &ZRange) -> bool {
+    a == b || (a.is_empty() && b.is_empty())
+}
 
-/// The exact injectivity decision by marking every output cell each index point writes.
-fn injective_by_points(sig: &Signature, name: &str, f: &Ipf, dim: &str) -> Result<(), String> {
+fn mismatch(index: &ZRange, name: &str, got: &ZRange, range: &ZRange) -> String {
+    format!("signature correspondence: the index space {index} projects {name} to {got}, but {name} is {range}")
+}
+
+/// The index points that write outputs: the index space with each reduction dimension held at its start (a
+/// reduction over an empty range still writes its monoid's identity).
+fn written_points(sig: &Signature) -> Result<ZRange, String> {
     let index = sig.index_range();
     let mut end = index.end().to_vec();
     for (i, _) in &sig.reductions {
-        end[*i] = (index.start()[*i] + 1).min(end[*i]);
+        end[*i] = index.start()[*i] + 1;
     }
-    let points = ZRange::new(index.start().to_vec(), end).map_err(|e| e.0)?;
-    let bbox = f.project(&points).map_err(|e| e.0)?;
+    ZRange::new(index.start().to_vec(), end).map_err(|e| e.0)
+}
+
+/// A reduction dimension combines the values of its points into one cell, so it must not move an output's box.
+fn reductions_stay(sig: &Signature, name: &str, f: &Ipf) -> Result<(), String> {
+    for (i, monoid) in &sig.reductions {
+        if let Some(j) = (0..f.map().outputs()).find(|&j| f.map().coef(j, *i) != 0) {
+            return Err(format!(
+                "index dimension {} is a declared {} reduction, but it moves {name} (coefficient {} in row {j})",
+                sig.index[*i].0,
+                monoid.name(),
+                f.map().coef(j, *i)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether the boxes of output `f` over `points` are pairwise disjoint and fill their bounding box. Decided
+/// structurally when each moving index dimension moves its own tensor dimension (then it must step by exactly its
+/// box extent: less overlaps, more leaves gaps), else point by point.
+fn exactly_once(sig: &Signature, name: &str, f: &Ipf, points: &ZRange) -> Result<(), String> {
+    let mut moves = Vec::new();
+    let mut rows_used = vec![false; f.map().outputs()];
+    for (i, (dim, _)) in sig.index.iter().enumerate() {
+        if points.shape()[i] <= 1 {
+            continue;
+        }
+        let rows: Vec<usize> = (0..f.map().outputs()).filter(|&j| f.map().coef(j, i) != 0).collect();
+        match rows.as_slice() {
+            [] => {
+                return Err(format!(
+                    "{name} is written by every point along index dimension {dim} (extent {}), which is not a declared reduction",
+                    points.shape()[i]
+                ))
+            }
+            [j] if !std::mem::replace(&mut rows_used[*j], true) => moves.push((dim, *j, f.map().coef(*j, i))),
+            _ => return exactly_once_by_points(name, f, points, dim),
+        }
+    }
+    for (dim, j, coef) in moves {
+        let (step, width) = (coef.unsigned_abs(), f.shape()[j]);
+        if step != width {
+            let what =
+                if step < width { "overlap: cells are written twice" } else { "leave gaps: cells are never written" };
+            return Err(format!(
+                "{name}: index dimension {dim} moves the box by {step} along dimension {j}, but the box there is {width} wide, so the boxes {what}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Index points whose output boxes are checked one by one.
+const POINT_LIMIT: u128 = 1 << 20;
+
+/// The exact decision by marking every output cell each index point writes.
+fn exactly_once_by_points(name: &str, f: &Ipf, points: &ZRange, dim: &str) -> Result<(), String> {
+    let bbox = f.project(points).map_err(|e| e.0)?;
     if points.size() > POINT_LIMIT || bbox.size() > POINT_LIMIT * 16 {
         return Err(format!(
-            "{name}: index dimension {dim} moves its box together with another dimension or by less than the box, and the op is too large to check point by point"
+            "{name}: index dimension {dim} moves its box together with another dimension, and the op ({} index points, {} cells) is too large to check point by point",
+            points.size(),
+            bbox.size()
         ));
     }
     let shape = bbox.shape();
+    let offset = |cell: &[i64]| {
+        cell.iter().zip(bbox.start()).zip(&shape).fold(0u64, |acc, ((&c, &s), &n)| acc * n + (c - s) as u64) as usize
+    };
     let mut written = vec![false; bbox.size() as usize];
     for p in points.points() {
         for cell in f.apply(&p).map_err(|e| e.0)?.points() {
-            let at =
-                cell.iter().zip(bbox.start()).zip(&shape).fold(0u64, |acc, ((&c, &s), &n)| acc * n + (c - s) as u64);
-            if std::mem::replace(&mut written[at as usize], true) {
+            if std::mem::replace(&mut written[offset(&cell)], true) {
                 return Err(format!(
                     "{name}: index point {p:?} writes cell {cell:?}, which another index point writes too"
                 ));
             }
         }
     }
-    Ok(())
+    let unwritten = bbox.points().find(|cell| !written[offset(cell)]);
+    match unwritten {
+        Some(cell) => Err(format!("{name}: no index point writes cell {cell:?}")),
+        None => Ok(()),
+    }
 }
 
 /// The signature of a verified TEG block operator: built in, or declared by a `teg.block`.

@@ -8,7 +8,7 @@ use super::kind::{decode, OpKind};
 use super::signature;
 use super::tensor_type::{as_tensor, is_token, TensorType};
 use crate::ir::verify::op_error;
-use crate::ir::{Context, Diagnostic, OpId};
+use crate::ir::{Attr, Context, Diagnostic, OpId};
 use crate::zspace::ZRange;
 use indexmap::IndexMap;
 
@@ -46,6 +46,9 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         let msg = format!("result type is !teg.tensor<{declared}> but the operands give !teg.tensor<{expected}>");
         return Err(op_error(ctx, op, msg));
     }
+    if let OpKind::Source { .. } = kind {
+        check_source_attrs(ctx, op, declared).map_err(|e| op_error(ctx, op, e))?;
+    }
     if let Some(sig) = signature::builtin(&kind, &operands, declared) {
         check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     }
@@ -55,6 +58,29 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         check_body(ctx, op, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     }
     Ok(())
+}
+
+/// A source's `layout` must be a layout attribute placing as many elements as the tensor has, and its
+/// `placement` a device name (a string).
+fn check_source_attrs(ctx: &Context, op: OpId, t: &TensorType) -> Result<(), String> {
+    if let Some(layout) = ctx.op_attr(op, "layout") {
+        let elements = match ctx.attr_data(layout) {
+            Attr::Dialect(d) => d.0.layout_elements(),
+            _ => None,
+        };
+        match elements {
+            None => return Err("the layout must be a layout attribute (#layout.cute<...>, ...)".into()),
+            Some(Err(e)) => return Err(format!("the layout is not valid: {e}")),
+            Some(Ok(n)) if n != t.size() as u128 => {
+                return Err(format!("the layout places {n} elements, but the tensor {t} has {}", t.size()))
+            }
+            Some(Ok(_)) => {}
+        }
+    }
+    match ctx.op_attr(op, "placement").map(|p| ctx.attr_data(p)) {
+        None | Some(Attr::String(_)) => Ok(()),
+        Some(_) => Err("the placement must be a device name (a string, such as \"npu0\")".into()),
+    }
 }
 
 /// Checks a block operator's signature against its tensors (a convolution's input is its padded range).
@@ -82,6 +108,9 @@ pub fn verify_graph(ctx: &Context, graph: OpId) -> Result<(), Diagnostic> {
         for op in ctx.body.block_ops(block) {
             if !ctx.op_name(op).starts_with("teg.") {
                 return Err(op_error(ctx, op, "a teg.graph holds only TEG ops"));
+            }
+            if ctx.op_name(op) == "teg.graph" {
+                return Err(op_error(ctx, op, "a teg.graph cannot hold another teg.graph"));
             }
             let (is_sink, name) = match decode(ctx, op) {
                 Ok(OpKind::Source { name }) => (false, name),

@@ -14,14 +14,14 @@ pub fn apply(kind: &OpKind, args: &[&Array], shape: &[u64]) -> Result<Array, Eva
         OpKind::Matmul | OpKind::Linear | OpKind::Prod => {
             let k = *x.shape().last().unwrap_or(&1) as usize;
             let n = w.shape()[1] as usize;
-            let m = x.len() / k.max(1);
+            let m = x.shape()[..x.shape().len() - 1].iter().product::<u64>() as usize;
             let bias = args.get(2);
             match kind {
                 OpKind::Prod => prod(x.data(), w.data(), m, k, n),
                 _ => contract(dtype, x.data(), w.data(), bias.map(|b| b.data()), m, k, n),
             }
         }
-        OpKind::Conv2d { strides, dilations, padding } => conv2d(x, w, shape, *strides, *dilations, *padding),
+        OpKind::Conv2d { strides, dilations, padding } => conv2d(x, w, shape, *strides, *dilations, *padding)?,
         other => return fail(format!("{other:?} is not a built-in block operator")),
     };
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
@@ -149,11 +149,23 @@ macro_rules! gemm_impl {
 gemm_impl!(f32);
 gemm_impl!(f64);
 
+/// The most cells the im2col matrix of one convolution may have (the windows of the input, one row per output
+/// position): it is the evaluator's largest temporary.
+pub const MAX_IM2COL: u64 = 1 << 28;
+
 /// Convolution through im2col: the windows of the padded input as rows, times the kernels as columns.
-fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Data {
+fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<Data, EvalError> {
     let [nb, c, h, w] = [x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]].map(|v| v as i64);
     let [o, _, kh, kw] = [k.shape()[0], k.shape()[1], k.shape()[2], k.shape()[3]].map(|v| v as i64);
     let [oh, ow] = [shape[2] as i64, shape[3] as i64];
+    let cells = [nb, oh, ow, c, kh, kw].iter().try_fold(1u64, |a, &b| a.checked_mul(b as u64));
+    if cells.is_none_or(|n| n > MAX_IM2COL) {
+        return fail(format!(
+            "the convolution reads {} windows of {} cells, more than the evaluator's im2col limit of {MAX_IM2COL} cells",
+            nb * oh * ow,
+            c * kh * kw
+        ));
+    }
     let patch = (c * kh * kw) as usize;
     let rows_n = (nb * oh * ow) as usize;
     // Index of each patch cell in x, or None for padding.
@@ -190,5 +202,5 @@ fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64
             (n * hw + pos) * o + oc
         })
         .collect();
-    rows_out.gather(&order)
+    Ok(rows_out.gather(&order))
 }

@@ -217,7 +217,7 @@ pub fn binary(op: Binary, a: &Array, b: &Array) -> Result<Array, EvalError> {
     Ok(Array::new(a.shape().to_vec(), data).expect("same shape"))
 }
 
-/// Clamps to `[min, max]` (NaN stays NaN; integers clamp to `[ceil(min), floor(max)]`).
+/// Clamps to `[min, max]` (NaN stays NaN; integers clamp to `[ceil(min), floor(max)]` within their type).
 pub fn clip(x: &Array, min: f64, max: f64) -> Array {
     let data = match x.data() {
         Data::F32(v) => {
@@ -225,7 +225,9 @@ pub fn clip(x: &Array, min: f64, max: f64) -> Array {
         }
         Data::F64(v) => Data::F64(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min, max) }).collect()),
         other if other.dtype().is_int() => {
-            let (lo, hi) = (min.ceil() as i64, max.floor() as i64);
+            // Verified: some value of the type lies between the bounds, so `lo <= hi` after limiting to the type.
+            let (tmin, tmax) = other.dtype().int_range().expect("an integer type");
+            let (lo, hi) = ((min.ceil() as i64).max(tmin), (max.floor() as i64).min(tmax));
             let values: Vec<i64> = (0..other.len()).map(|i| other.get_i64(i).clamp(lo, hi)).collect();
             Data::from_i64(other.dtype(), &values)
         }

@@ -6,11 +6,16 @@ use super::{run_body, EvalError};
 use crate::array::{strides, Array, DType, Data};
 use crate::dialects::teg::block_op::declared_signature;
 use crate::dialects::teg::kind::Monoid;
+use crate::dialects::teg::tensor_type::as_tensor;
 use crate::ir::{Context, OpId};
 use crate::zspace::ZRange;
 
 /// The most index points a block body is run for (the body runs once per point, op by op).
 pub const MAX_POINTS: u128 = 1 << 24;
+
+/// The most cells a block may touch over all its index points (its input boxes and the values its body makes):
+/// a bound on the evaluator's time, which is about a nanosecond per cell.
+pub const MAX_CELLS: u128 = 1 << 32;
 
 /// Evaluates the `teg.block` op `op` whose result has `shape` and `dtype`.
 pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
@@ -24,6 +29,13 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
     }
     let region = ctx.body.regions(op)[0];
     let body = ctx.body.region(region).blocks[0];
+    let boxes: u128 = sig.inputs.iter().map(|(_, f)| f.shape().iter().map(|&e| e as u128).product::<u128>()).sum();
+    let cells = points.saturating_mul(boxes + body_cells(ctx, body));
+    if cells > MAX_CELLS {
+        return Err(err(format!(
+            "the body touches {cells} cells over its {points} index points, more than the evaluator's limit of {MAX_CELLS}"
+        )));
+    }
     let monoid = sig.reductions.first().map(|r| r.1);
     let total = shape.iter().product::<u64>() as usize;
     let start = match monoid {
@@ -62,6 +74,12 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
     }
     let data = if dtype.is_float() { Data::from_f64(dtype, acc.into_iter()) } else { Data::from_i64(dtype, &acc_int) };
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+}
+
+/// The cells of the values one run of `body` makes.
+fn body_cells(ctx: &Context, body: crate::ir::BlockId) -> u128 {
+    let sizes = ctx.body.block_ops(body).flat_map(|op| ctx.body.results(op));
+    sizes.filter_map(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.size() as u128).sum()
 }
 
 fn combine(monoid: Option<Monoid>, a: f64, b: f64) -> f64 {
