@@ -136,6 +136,121 @@ fn views() {
 }
 
 #[test]
+fn squeeze_drops_an_extent_one_dimension() {
+    let x = f32s(&[1, 3], &[7.0, 8.0, 9.0]);
+    let op = "teg.squeeze %x along \"n\" : !teg.tensor<[n=1, m=3] x f32> -> !teg.tensor<[m=3] x f32>";
+    let y = eval1("[n=1, m=3] x f32", op, "[m=3] x f32", x);
+    assert_eq!((y.shape(), values(&y)), (&[3u64][..], vec![7.0, 8.0, 9.0]));
+}
+
+#[test]
+fn casts_round_truncate_saturate_and_wrap() {
+    let t = "[n=5] x f32";
+    let x = f32s(&[5], &[-1.5, 0.0, 2.7, 300.0, f32::NAN]);
+    let cast = |to: &str| {
+        eval1(
+            t,
+            &format!("teg.cast %x : !teg.tensor<{t}> -> !teg.tensor<[n=5] x {to}>"),
+            &format!("[n=5] x {to}"),
+            x.clone(),
+        )
+    };
+    // Floats to integers truncate toward zero and saturate; NaN becomes 0.
+    assert_eq!(cast("i8").data(), &Data::I8(vec![-1, 0, 2, 127, 0]));
+    // To i1: anything but zero is true (NaN too).
+    assert_eq!(cast("i1").data(), &Data::I1(vec![true, false, true, true, true]));
+    // To bf16: round to nearest even (2.7 is 0x402CCCCD in f32, 0x402D in bf16).
+    let Data::BF16(b) = cast("bf16").data().clone() else { panic!("bf16") };
+    assert_eq!(b.iter().map(|v| v.to_bits()).take(4).collect::<Vec<_>>(), [0xBFC0, 0x0000, 0x402D, 0x4396]);
+    assert!(b[4].is_nan());
+    // Integers to narrower integers wrap; to floats convert exactly.
+    let i = Array::new(vec![3], Data::I32(vec![-3, 7, 300])).unwrap();
+    let ti = "[n=3] x i32";
+    let narrow =
+        eval1(ti, &format!("teg.cast %x : !teg.tensor<{ti}> -> !teg.tensor<[n=3] x i8>"), "[n=3] x i8", i.clone());
+    assert_eq!(narrow.data(), &Data::I8(vec![-3, 7, 44]));
+    let wide = eval1(ti, &format!("teg.cast %x : !teg.tensor<{ti}> -> !teg.tensor<[n=3] x f32>"), "[n=3] x f32", i);
+    assert_eq!(wide.data(), &Data::F32(vec![-3.0, 7.0, 300.0]));
+}
+
+#[test]
+fn every_comparison() {
+    let t = "[n=4] x f32";
+    let a = f32s(&[4], &[1.0, 2.0, 3.0, f32::NAN]);
+    let b = f32s(&[4], &[2.0, 2.0, 2.0, 2.0]);
+    let compare = |p: &str| {
+        let text = format!(
+            "teg.graph @g {{\n  %a = teg.source @a : !teg.tensor<{t}>\n  %b = teg.source @b : !teg.tensor<{t}>\n  %c = teg.compare \"{p}\" %a, %b : !teg.tensor<{t}>, !teg.tensor<{t}> -> !teg.tensor<[n=4] x i1>\n  %s = teg.sink @c %c : !teg.tensor<[n=4] x i1> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
+        );
+        let out = run(&text, &[("a", a.clone()), ("b", b.clone())]).unwrap();
+        let Data::I1(c) = out["c"].data().clone() else { panic!("i1") };
+        c
+    };
+    // NaN compares false, but for `ne`.
+    assert_eq!(compare("eq"), [false, true, false, false]);
+    assert_eq!(compare("ne"), [true, false, true, true]);
+    assert_eq!(compare("lt"), [true, false, false, false]);
+    assert_eq!(compare("le"), [true, true, false, false]);
+    assert_eq!(compare("gt"), [false, false, true, false]);
+    assert_eq!(compare("ge"), [false, true, true, false]);
+}
+
+#[test]
+fn narrow_types_compute_in_their_own_type() {
+    let binary = |t: &str, op: &str, a: Array, b: Array| {
+        let text = format!(
+            "teg.graph @g {{\n  %a = teg.source @a : !teg.tensor<{t}>\n  %b = teg.source @b : !teg.tensor<{t}>\n  %c = teg.{op} %a, %b : !teg.tensor<{t}>\n  %s = teg.sink @c %c : !teg.tensor<{t}> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
+        );
+        run(&text, &[("a", a), ("b", b)]).unwrap()["c"].clone()
+    };
+    let i8s = |v: Vec<i8>| Array::new(vec![v.len() as u64], Data::I8(v)).unwrap();
+    // i8 wraps; integer division truncates toward zero.
+    assert_eq!(binary("[n=2] x i8", "add", i8s(vec![100, -7]), i8s(vec![100, 2])).data(), &Data::I8(vec![-56, -5]));
+    assert_eq!(binary("[n=2] x i8", "div", i8s(vec![-7, 7]), i8s(vec![2, -2])).data(), &Data::I8(vec![-3, -3]));
+    let i64s = |v: Vec<i64>| Array::new(vec![v.len() as u64], Data::I64(v)).unwrap();
+    let m = binary("[n=1] x i64", "mul", i64s(vec![3_000_000_000]), i64s(vec![4]));
+    assert_eq!(m.data(), &Data::I64(vec![12_000_000_000]));
+    // bf16 rounds each result to nearest even: 1 + 2^-8 is a tie that goes down to 1, 1 + 3·2^-8 one that goes
+    // up to 1 + 2^-6.
+    let bf = |v: &[f32]| {
+        Array::new(vec![v.len() as u64], Data::BF16(v.iter().map(|&x| half::bf16::from_f32(x)).collect())).unwrap()
+    };
+    let s = binary("[n=2] x bf16", "add", bf(&[1.0, 1.0]), bf(&[2f32.powi(-8), 3.0 * 2f32.powi(-8)]));
+    assert_eq!(values(&s), [1.0, 1.0 + 2f64.powi(-6)]);
+}
+
+#[test]
+fn zeros_ones_and_index_tensors_as_data() {
+    // The diagonal of x through where(h == w) on its index tensor, and max(x, w) with the w coordinate as data.
+    let text = r#"teg.graph @g {
+  %x = teg.source @x : !teg.tensor<[h=2, w=3] x f32>
+  %i = teg.index : !teg.tensor<[h=2, w=3, axis=2] x i64>
+  %ih = teg.slice %i along "axis" from 0 to 1 step 1 : !teg.tensor<[h=2, w=3, axis=2] x i64> -> !teg.tensor<[h=2, w=3, axis=1] x i64>
+  %iw = teg.slice %i along "axis" from 1 to 2 step 1 : !teg.tensor<[h=2, w=3, axis=2] x i64> -> !teg.tensor<[h=2, w=3, axis=1] x i64>
+  %h = teg.squeeze %ih along "axis" : !teg.tensor<[h=2, w=3, axis=1] x i64> -> !teg.tensor<[h=2, w=3] x i64>
+  %w = teg.squeeze %iw along "axis" : !teg.tensor<[h=2, w=3, axis=1] x i64> -> !teg.tensor<[h=2, w=3] x i64>
+  %d = teg.compare "eq" %h, %w : !teg.tensor<[h=2, w=3] x i64>, !teg.tensor<[h=2, w=3] x i64> -> !teg.tensor<[h=2, w=3] x i1>
+  %z = teg.zeros : !teg.tensor<[h=2, w=3] x f32>
+  %diag = teg.where %d, %x, %z : !teg.tensor<[h=2, w=3] x i1>, !teg.tensor<[h=2, w=3] x f32>, !teg.tensor<[h=2, w=3] x f32> -> !teg.tensor<[h=2, w=3] x f32>
+  %wf = teg.cast %w : !teg.tensor<[h=2, w=3] x i64> -> !teg.tensor<[h=2, w=3] x f32>
+  %m = teg.max %x, %wf : !teg.tensor<[h=2, w=3] x f32>
+  %n = teg.min %x, %wf : !teg.tensor<[h=2, w=3] x f32>
+  %o = teg.ones : !teg.tensor<[n=2] x i32>
+  %t0 = teg.sink @diag %diag : !teg.tensor<[h=2, w=3] x f32> -> !teg.token
+  %t1 = teg.sink @max %m : !teg.tensor<[h=2, w=3] x f32> -> !teg.token
+  %t2 = teg.sink @min %n : !teg.tensor<[h=2, w=3] x f32> -> !teg.token
+  %t3 = teg.sink @ones %o : !teg.tensor<[n=2] x i32> -> !teg.token
+  teg.sequence_point %t0, %t1, %t2, %t3 : !teg.token, !teg.token, !teg.token, !teg.token
+}"#;
+    let x = f32s(&[2, 3], &[5.0, 1.5, 1.0, 0.5, 5.0, 3.0]);
+    let out = run(text, &[("x", x)]).unwrap();
+    assert_eq!(values(&out["diag"]), [5.0, 0.0, 0.0, 0.0, 5.0, 0.0]);
+    assert_eq!(values(&out["max"]), [5.0, 1.5, 2.0, 0.5, 5.0, 3.0]);
+    assert_eq!(values(&out["min"]), [0.0, 1.0, 1.0, 0.0, 1.0, 2.0]);
+    assert_eq!(out["ones"].data(), &Data::I32(vec![1, 1]));
+}
+
+#[test]
 fn concat_interleave_broadcast() {
     let text = r#"teg.graph @g {
   %a = teg.source @a : !teg.tensor<[n=2] x f32>
@@ -222,6 +337,23 @@ fn large_ops_run_threaded_and_agree_with_the_definitions() {
     for (i, &x) in av.iter().enumerate() {
         assert_eq!(d[i], ((x as f32).exp() - x as f32) as f64, "cell {i}");
     }
+}
+
+#[test]
+fn empty_contractions_give_zeros_and_the_bias() {
+    let text = r#"teg.graph @g {
+  %x = teg.zeros : !teg.tensor<[m=3, k=0] x f32>
+  %w = teg.zeros : !teg.tensor<[k=0, n=2] x f32>
+  %b = teg.ones : !teg.tensor<[n=2] x f32>
+  %y = teg.matmul %x, %w : !teg.tensor<[m=3, k=0] x f32>, !teg.tensor<[k=0, n=2] x f32> -> !teg.tensor<[m=3, n=2] x f32>
+  %l = teg.linear %x, %w, %b : !teg.tensor<[m=3, k=0] x f32>, !teg.tensor<[k=0, n=2] x f32>, !teg.tensor<[n=2] x f32> -> !teg.tensor<[m=3, n=2] x f32>
+  %s0 = teg.sink @y %y : !teg.tensor<[m=3, n=2] x f32> -> !teg.token
+  %s1 = teg.sink @l %l : !teg.tensor<[m=3, n=2] x f32> -> !teg.token
+  teg.sequence_point %s0, %s1 : !teg.token, !teg.token
+}"#;
+    let out = run(text, &[]).unwrap();
+    assert_eq!(values(&out["y"]), [0.0; 6]);
+    assert_eq!(values(&out["l"]), [1.0; 6]);
 }
 
 #[test]
