@@ -90,24 +90,24 @@ fn prod(operands: &[&TensorType], result: &TensorType) -> Signature {
     }
 }
 
-/// Index `(n, o, oh, ow)`; x is read through windows of the padded input, the kernels whole per `o`.
+/// Index `(n, o, oh, ow, c)`, `c` a sum: x is read through windows of the padded input, one channel per point,
+/// the kernels one channel of one output channel per point. With `c` in the index space a convolution shards over
+/// input channels (partial sums) as matmul does over `k`.
 fn conv2d(operands: &[&TensorType], result: &TensorType, s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Signature {
     let (x, k) = (operands[0], operands[1]);
-    let index = result.dims.clone();
+    let mut index = result.dims.clone();
+    index.push(x.dims[1].clone());
+    let c = 4;
     let window = |i: usize| ((k.dims[2 + i].1 as i64 - 1) * d[i] + 1) as u64;
-    let x_rows = [
-        (Some(0), 1, 0, 1),
-        (None, 0, 0, x.dims[1].1),
-        (Some(2), s[0], -p[0], window(0)),
-        (Some(3), s[1], -p[1], window(1)),
-    ];
-    let k_rows = [(Some(1), 1, 0, 1), (None, 0, 0, k.dims[1].1), (None, 0, 0, k.dims[2].1), (None, 0, 0, k.dims[3].1)];
+    let x_rows =
+        [(Some(0), 1, 0, 1), (Some(c), 1, 0, 1), (Some(2), s[0], -p[0], window(0)), (Some(3), s[1], -p[1], window(1))];
+    let k_rows = [(Some(1), 1, 0, 1), (Some(c), 1, 0, 1), (None, 0, 0, k.dims[2].1), (None, 0, 0, k.dims[3].1)];
     let y_rows: Vec<_> = (0..4).map(|i| (Some(i), 1, 0, 1)).collect();
     Signature {
         index,
-        inputs: vec![("x".into(), ipf(4, &x_rows)), ("k".into(), ipf(4, &k_rows))],
-        outputs: vec![("y".into(), ipf(4, &y_rows))],
-        reductions: Vec::new(),
+        inputs: vec![("x".into(), ipf(5, &x_rows)), ("k".into(), ipf(5, &k_rows))],
+        outputs: vec![("y".into(), ipf(5, &y_rows))],
+        reductions: vec![(c, Monoid::Sum)],
     }
 }
 

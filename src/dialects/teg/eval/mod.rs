@@ -6,7 +6,8 @@
 //! division by zero is an error. Reductions of `f32`, `f16` and `bf16` accumulate in `f64` and round once;
 //! `f64` accumulates in `f64`, in index order. `matmul`, `linear` and `conv2d` on `f32` accumulate in `f32` in
 //! the GEMM's blocked order (so a result may differ from a sequential sum in the last bits); `f16` and `bf16`
-//! operands compute in `f32`.
+//! operands compute in `f32`. `cast` from a float to an integer truncates toward zero and saturates (NaN gives 0);
+//! between integers it wraps; to `i1` it is `x != 0`.
 
 mod block;
 mod cell;
