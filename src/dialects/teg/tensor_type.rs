@@ -71,6 +71,9 @@ impl TensorType {
             if dims.iter().any(|d| d.0 == name) {
                 return Err(err(format!("dimension name '{name}' appears twice"), here));
             }
+            if extent > i64::MAX as u64 {
+                return Err(err(format!("dimension {name} has extent {extent}, more than 2^63-1"), here));
+            }
             dims.push((name.to_string(), extent));
         }
         let rest = body[close + 1..].trim_start();
@@ -82,7 +85,8 @@ impl TensorType {
         let dtype = DType::from_name(elem).ok_or_else(|| {
             err(format!("unknown element type '{elem}' (f32, f64, bf16, f16, i8, i32, i64, i1)"), rest_at)
         })?;
-        if dims.iter().try_fold(1u64, |a, d| a.checked_mul(d.1)).is_none() {
+        let empty = dims.iter().any(|d| d.1 == 0);
+        if !empty && dims.iter().try_fold(1u64, |a, d| a.checked_mul(d.1)).is_none() {
             return Err(err("the tensor has more than 2^64 elements".into(), open));
         }
         Ok(TensorType { dims, dtype })
