@@ -357,6 +357,59 @@ fn empty_contractions_give_zeros_and_the_bias() {
 }
 
 #[test]
+fn empty_batches_and_outputs_verify_and_run() {
+    let text = r#"teg.graph @g {
+  %x = teg.zeros : !teg.tensor<[b=0, k=3] x f32>
+  %w = teg.ones : !teg.tensor<[k=3, n=2] x f32>
+  %y = teg.matmul %x, %w : !teg.tensor<[b=0, k=3] x f32>, !teg.tensor<[k=3, n=2] x f32> -> !teg.tensor<[b=0, n=2] x f32>
+  %v = teg.ones : !teg.tensor<[b=1099511627776, k=0] x i32>
+  %u = teg.zeros : !teg.tensor<[k=0, n=0] x i32>
+  %z = teg.matmul %v, %u : !teg.tensor<[b=1099511627776, k=0] x i32>, !teg.tensor<[k=0, n=0] x i32> -> !teg.tensor<[b=1099511627776, n=0] x i32>
+  %s0 = teg.sink @y %y : !teg.tensor<[b=0, n=2] x f32> -> !teg.token
+  %s1 = teg.sink @z %z : !teg.tensor<[b=1099511627776, n=0] x i32> -> !teg.token
+  teg.sequence_point %s0, %s1 : !teg.token, !teg.token
+}"#;
+    let out = run(text, &[]).unwrap();
+    assert_eq!(out["y"].shape(), [0, 2]);
+    assert_eq!((out["z"].shape(), out["z"].to_text()), (&[1 << 40, 0][..], "[] (shape [1099511627776, 0])".into()));
+}
+
+#[test]
+fn an_empty_block_reduction_gives_the_identity_of_the_element_type() {
+    let block = |monoid: &str| {
+        format!(
+            "teg.graph @g {{\n  %x = teg.zeros : !teg.tensor<[s=0] x i8>\n  %y = teg.block @b %x over [\"i\", \"l\"] [2, 0] maps [affine_map<(i, l) -> (l)>, affine_map<(i, l) -> (i)>] boxes [[1], [1]] reduce [\"l\"] by \"{monoid}\" : !teg.tensor<[s=0] x i8> -> !teg.tensor<[u=2] x i8> {{\n  ^bb0(%v: !teg.tensor<[s=1] x i8>):\n    %r = teg.reduce %v along [\"s\"] by \"sum\" : !teg.tensor<[s=1] x i8> -> !teg.tensor<[] x i8>\n    %u = teg.unsqueeze %r as \"u\" at 0 : !teg.tensor<[] x i8> -> !teg.tensor<[u=1] x i8>\n    teg.yield %u : !teg.tensor<[u=1] x i8>\n  }}\n  %s = teg.sink @y %y : !teg.tensor<[u=2] x i8> -> !teg.token\n}}\n"
+        )
+    };
+    let y = |monoid: &str| run(&block(monoid), &[]).unwrap()["y"].data().clone();
+    assert_eq!(y("max"), Data::I8(vec![-128, -128]));
+    assert_eq!(y("min"), Data::I8(vec![127, 127]));
+    assert_eq!(y("prod"), Data::I8(vec![1, 1]));
+    assert_eq!(y("sum"), Data::I8(vec![0, 0]));
+}
+
+#[test]
+fn f16_and_bf16_results_are_rounded_once_from_f64() {
+    // 1 + 2^-11 + 2^-30 lies just above a tie of f16 (and 1 + 2^-8 + 2^-30 of bf16): rounding to f32 first would
+    // land on the tie and round down.
+    let text = r#"teg.graph @g {
+  %x = teg.source @x : !teg.tensor<[n=2] x f64>
+  %h = teg.cast %x : !teg.tensor<[n=2] x f64> -> !teg.tensor<[n=2] x f16>
+  %b = teg.cast %x : !teg.tensor<[n=2] x f64> -> !teg.tensor<[n=2] x bf16>
+  %s0 = teg.sink @h %h : !teg.tensor<[n=2] x f16> -> !teg.token
+  %s1 = teg.sink @b %b : !teg.tensor<[n=2] x bf16> -> !teg.token
+}"#;
+    let x = Array::new(
+        vec![2],
+        Data::F64(vec![1.0 + 2f64.powi(-11) + 2f64.powi(-30), 1.0 + 2f64.powi(-8) + 2f64.powi(-30)]),
+    )
+    .unwrap();
+    let out = run(text, &[("x", x)]).unwrap();
+    assert_eq!(values(&out["h"])[0], 1.0 + 2f64.powi(-10));
+    assert_eq!(values(&out["b"])[1], 1.0 + 2f64.powi(-7));
+}
+
+#[test]
 fn conv2d_matches_the_definition() {
     let text = r#"teg.graph @g {
   %x = teg.source @x : !teg.tensor<[n=1, c=2, h=5, w=5] x f64>

@@ -112,6 +112,20 @@ fn covers_are_checked_pairwise() {
     assert!(ZRange::new(vec![3], vec![2]).is_err());
 }
 
+#[test]
+fn huge_ranges_are_measured_exactly_or_refused() {
+    // A mixed-sign row over [0, 2^63-1)^2 spans almost 2^64: the extent fits a u64, not an i64.
+    let m = i64::MAX;
+    let f = ipf(&[&[1, -1]], &[0], &[1]);
+    let r = f.project(&zr(&[(0, m), (0, m)])).unwrap();
+    assert_eq!(r.shape(), [u64::MAX - 2]);
+    // A cover of more than 2^128 points cannot be counted: an error, not a wrong yes.
+    let big = zr(&[(0, 1 << 62), (0, 1 << 62), (0, 1 << 62)]);
+    let missing_a_slab = zr(&[(1, 1 << 62), (0, 1 << 62), (0, 1 << 62)]);
+    let err = check_cover(&big, &[missing_a_slab]).unwrap_err();
+    assert!(err.0.contains("cannot be counted exactly"), "{}", err.0);
+}
+
 fn small_range(rank: usize) -> impl Strategy<Value = ZRange> {
     range_with(rank, 0)
 }

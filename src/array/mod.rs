@@ -3,6 +3,7 @@
 
 pub mod dtype;
 pub mod npy;
+pub mod round;
 
 pub use dtype::DType;
 use half::{bf16, f16};
@@ -77,8 +78,8 @@ impl Data {
         match dtype {
             DType::F32 => Data::F32(values.map(|x| x as f32).collect()),
             DType::F64 => Data::F64(values.collect()),
-            DType::BF16 => Data::BF16(values.map(bf16::from_f64).collect()),
-            DType::F16 => Data::F16(values.map(f16::from_f64).collect()),
+            DType::BF16 => Data::BF16(values.map(round::bf16_from_f64).collect()),
+            DType::F16 => Data::F16(values.map(round::f16_from_f64).collect()),
             DType::I8 => Data::I8(values.map(|x| x as i8).collect()),
             DType::I32 => Data::I32(values.map(|x| x as i32).collect()),
             DType::I64 => Data::I64(values.map(|x| x as i64).collect()),
@@ -233,8 +234,12 @@ impl Array {
 
 impl Array {
     /// The elements as nested brackets, one level per dimension (`[[1, 2], [3, 4]]`; a scalar alone), each
-    /// number in the shortest form that reads back to the same value of its type.
+    /// number in the shortest form that reads back to the same value of its type. An empty array of rank above 1
+    /// is `[]` with its shape, as NumPy prints it (its other extents may be huge).
     pub fn to_text(&self) -> String {
+        if self.is_empty() && self.shape.len() > 1 {
+            return format!("[] (shape {:?})", self.shape);
+        }
         let cell = |i: usize| -> String {
             match &self.data {
                 Data::F32(v) => v[i].to_string(),

@@ -93,8 +93,9 @@ fn shape_fits(header: &str) -> Result<(), ArrayError> {
     let Some(dims) = rest.get(open + 1..close) else { return Ok(()) };
     let extents: Option<Vec<u64>> =
         dims.split(',').map(str::trim).filter(|d| !d.is_empty()).map(|d| d.parse().ok()).collect();
-    match extents.map(|e| e.iter().try_fold(1u64, |a, &b| a.checked_mul(b))) {
-        Some(None) => Err(err(format!("the shape ({dims}) has more elements than 64 bits can count"))),
+    // Non-zero extents only, as an empty array's strides still multiply them.
+    match extents.map(|e| e.iter().filter(|&&n| n > 0).try_fold(1u64, |a, &b| a.checked_mul(b))) {
+        Some(None) => Err(err(format!("the shape ({dims}) has extents that multiply past 2^64"))),
         _ => Ok(()),
     }
 }

@@ -420,6 +420,9 @@ fn retype(ctx: &mut Context, attr: AttrId, negate: bool, ty: Option<TypeId>, hex
             let v = super::float_bits::from_bits(kind, value as u64);
             Ok(ctx.attr(Attr::Float { bits: v.to_bits(), ty: ty.unwrap() }))
         }
+        (Attr::Int { .. }, Some(TypeKind::Float(_))) if hex => {
+            Err("a hexadecimal float literal cannot be negated: write the bits with the sign bit set".into())
+        }
         (Attr::Int { .. }, Some(TypeKind::Float(_))) => {
             Err("unexpected decimal integer literal for a floating point value".into())
         }

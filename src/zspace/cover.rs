@@ -27,9 +27,11 @@ pub fn check_cover(target: &ZRange, parts: &[ZRange]) -> Result<(), ZError> {
             }
         }
     }
-    let covered: u128 = parts.iter().filter(|p| !p.is_empty()).map(ZRange::size).sum();
-    if covered != target.size() && !target.is_empty() {
-        return Err(ZError(format!("the pieces cover {covered} of the {} points of {target}", target.size())));
+    let too_big = || ZError(format!("{target} has more than 2^128 points: its cover cannot be counted exactly"));
+    let want = target.checked_size().ok_or_else(too_big)?;
+    let covered = parts.iter().try_fold(0u128, |acc, p| acc.checked_add(p.checked_size()?)).ok_or_else(too_big)?;
+    if covered != want {
+        return Err(ZError(format!("the pieces cover {covered} of the {want} points of {target}")));
     }
     Ok(())
 }

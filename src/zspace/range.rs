@@ -47,12 +47,21 @@ impl ZRange {
 
     /// Extent per dimension.
     pub fn shape(&self) -> Vec<u64> {
-        self.start.iter().zip(&self.end).map(|(s, e)| (e - s) as u64).collect()
+        // In i128: a range may span more than i64::MAX (a mixed-sign projection), never more than u64::MAX.
+        self.start.iter().zip(&self.end).map(|(&s, &e)| (e as i128 - s as i128) as u64).collect()
     }
 
     /// Number of points (1 for rank 0), saturating at `u128::MAX`.
     pub fn size(&self) -> u128 {
-        self.shape().iter().fold(1u128, |acc, &n| acc.saturating_mul(n as u128))
+        self.checked_size().unwrap_or(u128::MAX)
+    }
+
+    /// Number of points, or `None` past `u128::MAX` (for decisions that must be exact).
+    pub fn checked_size(&self) -> Option<u128> {
+        if self.is_empty() {
+            return Some(0);
+        }
+        self.shape().iter().try_fold(1u128, |acc, &n| acc.checked_mul(n as u128))
     }
 
     /// Whether the range holds no point.

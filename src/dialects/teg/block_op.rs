@@ -65,7 +65,7 @@ pub fn declared_signature(ctx: &Context, op: OpId) -> Result<Signature, String> 
         .map(|&a| ctx.attr_data(a).as_str().map(str::to_string))
         .collect::<Option<_>>()
         .ok_or("attribute 'index' must list dimension names")?;
-    let extents = ints(ctx, &list("extents")?).ok_or("attribute 'extents' must list non-negative integers")?;
+    let extents = ints(ctx, &list("extents")?).ok_or("attribute 'extents' must list integers in [0, 2^63)")?;
     if names.len() != extents.len() {
         return Err(format!("{} index dimensions but {} extents", names.len(), extents.len()));
     }
@@ -91,7 +91,7 @@ pub fn declared_signature(ctx: &Context, op: OpId) -> Result<Signature, String> 
             Attr::Array(items) => ints(ctx, items),
             _ => None,
         }
-        .ok_or(format!("box {k} must list non-negative extents"))?;
+        .ok_or(format!("box {k} must list extents in [0, 2^63)"))?;
         ipfs.push(ipf_of(map, shape, names.len()).map_err(|e| format!("map {k}: {e}"))?);
     }
     let output = ipfs.pop().expect("one per operand and the output");
@@ -101,19 +101,24 @@ pub fn declared_signature(ctx: &Context, op: OpId) -> Result<Signature, String> 
     Ok(Signature { index, inputs, outputs: vec![("the output".into(), output)], reductions })
 }
 
+/// Extents and box sizes: integers in `[0, 2^63)`, so that every coordinate is an `i64`.
 fn ints(ctx: &Context, items: &[crate::ir::AttrId]) -> Option<Vec<u64>> {
-    items.iter().map(|&a| ctx.attr_data(a).as_int().and_then(|v| u64::try_from(v).ok())).collect()
+    let extent = |v: i128| (0..=i64::MAX as i128).contains(&v).then_some(v as u64);
+    items.iter().map(|&a| ctx.attr_data(a).as_int().and_then(extent)).collect()
 }
 
-/// The reduced index dimensions (`reduce`) with the op's monoid (`monoid`, default sum).
+/// The reduced index dimensions (`reduce`) with the op's monoid (`monoid`): both or neither.
 fn reductions(ctx: &Context, op: OpId, names: &[String]) -> Result<Vec<(usize, Monoid)>, String> {
-    let Some(reduce) = ctx.op_attr(op, "reduce") else { return Ok(Vec::new()) };
-    let monoid = match ctx.op_attr(op, "monoid").and_then(|a| ctx.attr_data(a).as_str()) {
-        None => Monoid::Sum,
-        Some(m) => match Monoid::from_name(m) {
+    let monoid = ctx.op_attr(op, "monoid").map(|a| ctx.attr_data(a));
+    let (reduce, monoid) = match (ctx.op_attr(op, "reduce"), monoid) {
+        (None, None) => return Ok(Vec::new()),
+        (Some(reduce), Some(Attr::String(m))) => match Monoid::from_name(m) {
             Some(Monoid::Mean) | None => return Err(format!("unknown block monoid '{m}' (sum, prod, max, min)")),
-            Some(m) => m,
+            Some(m) => (reduce, m),
         },
+        (Some(_), Some(_)) => return Err("attribute 'monoid' must be a string (sum, prod, max, min)".into()),
+        (Some(_), None) => return Err("reduced dimensions need a monoid: reduce [...] by \"sum\"".into()),
+        (None, Some(_)) => return Err("a monoid needs reduced dimensions: reduce [...] by \"sum\"".into()),
     };
     let Attr::Array(items) = ctx.attr_data(reduce) else { return Err("attribute 'reduce' must be a list".into()) };
     items
@@ -127,6 +132,21 @@ fn reductions(ctx: &Context, op: OpId, names: &[String]) -> Result<Vec<(usize, M
             Ok((i, monoid))
         })
         .collect()
+}
+
+/// Each IPF must select boxes of its tensor's rank (`operands`, then the result), each a valid tensor type for
+/// the body (its non-zero extents multiplying to less than 2^64). Whether a box fits its tensor is signature
+/// correspondence (a box of an input no index point reads may be larger than the tensor).
+pub fn check_boxes(sig: &Signature, tensors: &[&TensorType]) -> Result<(), String> {
+    for ((name, f), t) in sig.inputs.iter().chain(&sig.outputs).zip(tensors) {
+        if f.shape().len() != t.dims.len() {
+            return Err(format!("{name} has rank {}, but its map gives {} coordinates", t.dims.len(), f.shape().len()));
+        }
+        if f.shape().iter().filter(|&&e| e > 0).try_fold(1u64, |a, &e| a.checked_mul(e)).is_none() {
+            return Err(format!("{name}'s box {:?} has extents that multiply past 2^64", f.shape()));
+        }
+    }
+    Ok(())
 }
 
 /// The type of the box a tensor of type `t` gives through an IPF of box `shape`: same names and element type.

@@ -122,7 +122,11 @@ pub fn check(sig: &Signature, inputs: &[(ZRange, bool)], outputs: &[ZRange]) -> 
     for ((name, f), (range, partial)) in sig.inputs.iter().zip(inputs) {
         // An input that no reduction moves (a bias) is read once per written cell, even by an empty reduction.
         let still = sig.reductions.iter().all(|(i, _)| (0..f.map().outputs()).all(|j| f.map().coef(j, *i) == 0));
-        let got = f.project(if still { &written } else { &index }).map_err(|e| format!("{name}: {e}"))?;
+        let reading = if still { &written } else { &index };
+        if reading.is_empty() {
+            continue; // Nothing is read (a batch of 0): any tensor of the right rank will do.
+        }
+        let got = f.project(reading).map_err(|e| format!("{name}: {e}"))?;
         let ok = if *partial { range.contains_range(&got) && got.start() == range.start() } else { same(&got, range) };
         if !ok {
             return Err(mismatch(&index, name, &got, range));
@@ -130,20 +134,25 @@ pub fn check(sig: &Signature, inputs: &[(ZRange, bool)], outputs: &[ZRange]) -> 
     }
     for ((name, f), range) in sig.outputs.iter().zip(outputs) {
         reductions_stay(sig, name, f)?;
+        if written.is_empty() {
+            // A rank-0 output is one cell, but an empty index space writes none.
+            if !range.is_empty() {
+                return Err(format!("{name}: the index space {index} is empty, so none of its cells is written"));
+            }
+            continue;
+        }
         let got = f.project(&written).map_err(|e| format!("{name}: {e}"))?;
         if !same(&got, range) {
             return Err(mismatch(&index, name, &got, range));
         }
-        if !got.is_empty() {
-            exactly_once(sig, name, f, &written)?;
-        }
+        exactly_once(sig, name, f, &written)?;
     }
     Ok(())
 }
 
-/// Equal as sets of points: the same range, or both empty.
+/// Equal as sets of points of one rank: the same range, or both empty.
 fn same(a: &ZRange, b: &ZRange) -> bool {
-    a == b || (a.is_empty() && b.is_empty())
+    a == b || (a.rank() == b.rank() && a.is_empty() && b.is_empty())
 }
 
 fn mismatch(index: &ZRange, name: &str, got: &ZRange, range: &ZRange) -> String {

@@ -85,9 +85,9 @@ impl TensorType {
         let dtype = DType::from_name(elem).ok_or_else(|| {
             err(format!("unknown element type '{elem}' (f32, f64, bf16, f16, i8, i32, i64, i1)"), rest_at)
         })?;
-        let empty = dims.iter().any(|d| d.1 == 0);
-        if !empty && dims.iter().try_fold(1u64, |a, d| a.checked_mul(d.1)).is_none() {
-            return Err(err("the tensor has more than 2^64 elements".into(), open));
+        // Non-zero extents only: an empty tensor's loops and strides still multiply its other extents.
+        if dims.iter().filter(|d| d.1 > 0).try_fold(1u64, |a, d| a.checked_mul(d.1)).is_none() {
+            return Err(err("the tensor's non-zero extents multiply past 2^64".into(), open));
         }
         Ok(TensorType { dims, dtype })
     }

@@ -2,7 +2,7 @@
 //! extents) and a block operator's signature must correspond to its tensors; per graph, sources and sinks have
 //! unique names and a sink's token goes only to sequence points.
 
-use super::block_op::{check_body, declared_signature};
+use super::block_op::{check_body, check_boxes, declared_signature};
 use super::infer::result_type;
 use super::kind::{decode, OpKind};
 use super::signature;
@@ -54,6 +54,8 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     }
     if let OpKind::Block { .. } = kind {
         let sig = declared_signature(ctx, op).map_err(|e| op_error(ctx, op, e))?;
+        let tensors: Vec<&TensorType> = operands.iter().copied().chain([declared]).collect();
+        check_boxes(&sig, &tensors).map_err(|e| op_error(ctx, op, e))?;
         check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
         check_body(ctx, op, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     }

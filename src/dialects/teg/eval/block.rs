@@ -10,6 +10,10 @@ use std::borrow::Cow;
 pub fn apply(kind: &OpKind, args: &[&Array], shape: &[u64]) -> Result<Array, EvalError> {
     let (x, w) = (args[0], args[1]);
     let dtype = x.dtype();
+    if shape.contains(&0) {
+        // Nothing to compute (and the loops over the other extents could be long).
+        return Ok(super::generate::full(dtype, shape, 0.0));
+    }
     let data = match kind {
         OpKind::Matmul | OpKind::Linear | OpKind::Prod => {
             let k = *x.shape().last().unwrap_or(&1) as usize;
@@ -158,12 +162,10 @@ fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64
     let [nb, c, h, w] = [x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]].map(|v| v as i64);
     let [o, _, kh, kw] = [k.shape()[0], k.shape()[1], k.shape()[2], k.shape()[3]].map(|v| v as i64);
     let [oh, ow] = [shape[2] as i64, shape[3] as i64];
-    let cells = [nb, oh, ow, c, kh, kw].iter().try_fold(1u64, |a, &b| a.checked_mul(b as u64));
-    if cells.is_none_or(|n| n > MAX_IM2COL) {
+    let (windows, patch) = (nb as u128 * oh as u128 * ow as u128, c as u128 * kh as u128 * kw as u128);
+    if windows.saturating_mul(patch) > MAX_IM2COL as u128 {
         return fail(format!(
-            "the convolution reads {} windows of {} cells, more than the evaluator's im2col limit of {MAX_IM2COL} cells",
-            nb * oh * ow,
-            c * kh * kw
+            "the convolution reads {windows} windows of {patch} cells, more than the evaluator's im2col limit of {MAX_IM2COL} cells"
         ));
     }
     let patch = (c * kh * kw) as usize;

@@ -29,8 +29,7 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
     }
     let region = ctx.body.regions(op)[0];
     let body = ctx.body.region(region).blocks[0];
-    let boxes: u128 = sig.inputs.iter().map(|(_, f)| f.shape().iter().map(|&e| e as u128).product::<u128>()).sum();
-    let cells = points.saturating_mul(boxes + body_cells(ctx, body));
+    let cells = work(ctx, op);
     if cells > MAX_CELLS {
         return Err(err(format!(
             "the body touches {cells} cells over its {points} index points, more than the evaluator's limit of {MAX_CELLS}"
@@ -45,8 +44,15 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
         _ => 0.0,
     };
     let mut acc = vec![start; total];
-    let mut acc_int =
-        vec![if dtype.is_float() { 0 } else { start.clamp(i64::MIN as f64, i64::MAX as f64) as i64 }; total];
+    // An integer max or min starts at the least or greatest value of the element type (its identity there).
+    let (least, greatest) = dtype.int_range().unwrap_or((0, 0));
+    let start_int = match monoid {
+        Some(Monoid::Prod) => 1,
+        Some(Monoid::Max) => least,
+        Some(Monoid::Min) => greatest,
+        _ => 0,
+    };
+    let mut acc_int = vec![start_int; total];
     let out_strides = strides(shape);
     let ipf_err = |e: crate::zspace::ZError| err(e.0);
     for p in sig.index_range().points() {
@@ -76,10 +82,29 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
 }
 
-/// The cells of the values one run of `body` makes.
-fn body_cells(ctx: &Context, body: crate::ir::BlockId) -> u128 {
-    let sizes = ctx.body.block_ops(body).flat_map(|op| ctx.body.results(op));
-    sizes.filter_map(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.size() as u128).sum()
+/// About how many cells evaluating `op` touches: its operands and result, times the contracted extent of a
+/// contraction; for a block, its input boxes and body ops once per index point.
+fn work(ctx: &Context, op: OpId) -> u128 {
+    let shape = |v| as_tensor(ctx, ctx.body.value_type(v)).map_or(vec![], |t| t.shape());
+    let operand = |i| ctx.body.operands(op).nth(i).map_or(vec![], shape);
+    let result = ctx.body.results(op).map(|v| cells(&shape(v))).fold(0u128, u128::saturating_add);
+    match ctx.op_name(op) {
+        "teg.matmul" | "teg.linear" => result.saturating_mul(cells(&operand(0)[operand(0).len().saturating_sub(1)..])),
+        "teg.conv2d" => result.saturating_mul(cells(operand(1).get(1..).unwrap_or(&[]))),
+        "teg.block" => {
+            let Ok(sig) = declared_signature(ctx, op) else { return u128::MAX };
+            let boxes = sig.inputs.iter().map(|(_, f)| cells(f.shape())).fold(0u128, u128::saturating_add);
+            let body = ctx.body.region(ctx.body.regions(op)[0]).blocks[0];
+            let inner = ctx.body.block_ops(body).map(|o| work(ctx, o)).fold(0u128, u128::saturating_add);
+            sig.index_range().size().saturating_mul(boxes.saturating_add(inner))
+        }
+        _ => ctx.body.operands(op).map(|v| cells(&shape(v))).fold(result, u128::saturating_add),
+    }
+}
+
+/// The number of cells of `shape`, saturating.
+fn cells(shape: &[u64]) -> u128 {
+    shape.iter().fold(1u128, |a, &e| a.saturating_mul(e as u128))
 }
 
 fn combine(monoid: Option<Monoid>, a: f64, b: f64) -> f64 {
