@@ -16,6 +16,26 @@ fn to_odd_f32(v: f64) -> f32 {
     f32::from_bits(bits | 1)
 }
 
+/// `v` as an `f64`, rounded to odd (see [`to_odd_f32`]; rounding to odd twice is rounding to odd once).
+fn to_odd_f64(v: i64) -> f64 {
+    let nearest = v as f64;
+    if nearest as i128 == v as i128 {
+        return nearest;
+    }
+    let bits = nearest.to_bits() - u64::from((nearest as i128).abs() > (v as i128).abs());
+    f64::from_bits(bits | 1)
+}
+
+/// `v` rounded to the nearest `f16` (ties to even), `±inf` past its range.
+pub fn f16_from_i64(v: i64) -> f16 {
+    f16_from_f64(to_odd_f64(v))
+}
+
+/// `v` rounded to the nearest `bf16` (ties to even).
+pub fn bf16_from_i64(v: i64) -> bf16 {
+    bf16_from_f64(to_odd_f64(v))
+}
+
 /// `v` rounded to the nearest `f16` (ties to even).
 pub fn f16_from_f64(v: f64) -> f16 {
     f16::from_f32(to_odd_f32(v))
@@ -47,5 +67,12 @@ mod tests {
         assert_eq!(f16_from_f64(1e-300).to_bits(), 0);
         assert_eq!(f16_from_f64(-1e-300).to_bits(), 0x8000);
         assert_eq!(f16_from_f64(2f64.powi(-24) * 0.75).to_bits(), 1);
+        // 2^62 + 2^54 + 1 is just above a bf16 tie, but rounds onto it as an f64.
+        let big = (1i64 << 62) + (1 << 54) + 1;
+        assert_eq!(bf16_from_i64(big).to_f64(), 2f64.powi(62) + 2f64.powi(55));
+        assert_eq!(bf16_from_i64(-big).to_f64(), -(2f64.powi(62) + 2f64.powi(55)));
+        assert_eq!(bf16_from_i64(1 << 62).to_f64(), 2f64.powi(62));
+        assert_eq!(f16_from_i64(i64::MAX), f16::INFINITY);
+        assert_eq!(f16_from_i64(-3), f16::from_f32(-3.0));
     }
 }

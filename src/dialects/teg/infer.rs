@@ -245,6 +245,9 @@ fn contraction(kind: &OpKind, operands: &[&TensorType]) -> Result<TensorType, St
     if x.dtype != w.dtype {
         return Err(format!("x is {} but w is {}", x.dtype, w.dtype));
     }
+    if x.dtype == DType::I1 {
+        return Err("does not apply to i1 elements".into());
+    }
     let n = w.dims[1].clone();
     let mut dims = x.dims.clone();
     match kind {
@@ -291,6 +294,9 @@ fn conv2d(operands: &[&TensorType], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Re
             "x has channels {}={} of {}, the kernels {}={} of {}",
             x.dims[1].0, x.dims[1].1, x.dtype, k.dims[1].0, k.dims[1].1, k.dtype
         ));
+    }
+    if x.dtype == DType::I1 {
+        return Err("does not apply to i1 elements".into());
     }
     if s.iter().chain(&d).any(|&v| v < 1) || p.iter().any(|&v| v < 0) {
         return Err(format!("strides {s:?} and dilations {d:?} must be positive, padding {p:?} not negative"));

@@ -1,7 +1,7 @@
 //! Cell (elementwise) operators: each output cell from the cells at the same coordinate of the operands.
 
 use super::{fail, EvalError};
-use crate::array::{Array, DType, Data};
+use crate::array::{round, Array, DType, Data};
 use crate::dialects::teg::kind::{Binary, Predicate, Unary};
 use half::{bf16, f16};
 use rayon::prelude::*;
@@ -253,9 +253,12 @@ pub fn cast(x: &Array, dtype: DType) -> Array {
     let data = if dtype.is_int() && (d.dtype().is_int() || d.dtype() == DType::I1) {
         Data::from_i64(dtype, &(0..d.len()).map(|i| d.get_i64(i)).collect::<Vec<_>>())
     } else if let (Data::I64(v), true) = (d, dtype.is_float()) {
+        // Each rounded once from the integer (through `f64` a large one would round twice).
         match dtype {
             DType::F32 => Data::F32(v.iter().map(|&a| a as f32).collect()),
-            _ => Data::from_f64(dtype, v.iter().map(|&a| a as f64)),
+            DType::BF16 => Data::BF16(v.iter().map(|&a| round::bf16_from_i64(a)).collect()),
+            DType::F16 => Data::F16(v.iter().map(|&a| round::f16_from_i64(a)).collect()),
+            _ => Data::F64(v.iter().map(|&a| a as f64).collect()),
         }
     } else if let (Data::F32(v), DType::BF16) = (d, dtype) {
         Data::BF16(v.iter().map(|&a| bf16::from_f32(a)).collect())
