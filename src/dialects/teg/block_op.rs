@@ -5,7 +5,7 @@
 
 use super::kind::Monoid;
 use super::signature::Signature;
-use super::tensor_type::{as_tensor, TensorType};
+use super::tensor_type::{as_tensor, fits, TensorType};
 use crate::ir::{AffineExpr, AffineMap, AffineOp, Attr, Context, OpId, ValueDef};
 use crate::zspace::{Ipf, ZAffineMap};
 
@@ -135,15 +135,15 @@ fn reductions(ctx: &Context, op: OpId, names: &[String]) -> Result<Vec<(usize, M
 }
 
 /// Each IPF must select boxes of its tensor's rank (`operands`, then the result), each a valid tensor type for
-/// the body (its non-zero extents multiplying to less than 2^64). Whether a box fits its tensor is signature
-/// correspondence (a box of an input no index point reads may be larger than the tensor).
+/// the body (see [`fits`]). Whether a box fits its tensor is signature correspondence (a box of an input no index
+/// point reads may be larger than the tensor).
 pub fn check_boxes(sig: &Signature, tensors: &[&TensorType]) -> Result<(), String> {
     for ((name, f), t) in sig.inputs.iter().chain(&sig.outputs).zip(tensors) {
         if f.shape().len() != t.dims.len() {
             return Err(format!("{name} has rank {}, but its map gives {} coordinates", t.dims.len(), f.shape().len()));
         }
-        if f.shape().iter().filter(|&&e| e > 0).try_fold(1u64, |a, &e| a.checked_mul(e)).is_none() {
-            return Err(format!("{name}'s box {:?} has extents that multiply past 2^64", f.shape()));
+        if !fits(f.shape(), t.dtype) {
+            return Err(format!("{name}'s box {:?} takes more than 2^63-1 bytes", f.shape()));
         }
     }
     Ok(())
