@@ -268,6 +268,13 @@ impl Array {
     }
 }
 
+/// Whether an array of `shape` with `item_bytes`-byte elements is one NumPy could hold: its non-zero extents (an
+/// empty array's loops and strides still multiply its other extents) take less than 2^63 bytes.
+pub fn fits(shape: &[u64], item_bytes: usize) -> bool {
+    let bytes = shape.iter().filter(|&&e| e > 0).try_fold(item_bytes as u64, |a, &e| a.checked_mul(e));
+    bytes.is_some_and(|b| b <= i64::MAX as u64)
+}
+
 /// The row-major strides of `shape`, in elements.
 pub fn strides(shape: &[u64]) -> Vec<usize> {
     let mut out = vec![1usize; shape.len()];

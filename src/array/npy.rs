@@ -84,8 +84,8 @@ fn npy_data_len(bytes: &[u8]) -> Result<usize, ArrayError> {
     bytes.len().checked_sub(start).ok_or_else(short)
 }
 
-/// Fails when the header's `'shape'` tuple has more elements than 64 bits count (npyz would overflow on it); a
-/// shape it cannot read is left to npyz's own error.
+/// Fails when the header's `'shape'` tuple is too large for any array (see [`super::fits`]; npyz would overflow on
+/// it); a shape it cannot read is left to npyz's own error.
 fn shape_fits(header: &str) -> Result<(), ArrayError> {
     let Some(at) = header.find("'shape'") else { return Ok(()) };
     let rest = &header[at..];
@@ -93,9 +93,8 @@ fn shape_fits(header: &str) -> Result<(), ArrayError> {
     let Some(dims) = rest.get(open + 1..close) else { return Ok(()) };
     let extents: Option<Vec<u64>> =
         dims.split(',').map(str::trim).filter(|d| !d.is_empty()).map(|d| d.parse().ok()).collect();
-    // Non-zero extents only, as an empty array's strides still multiply them.
-    match extents.map(|e| e.iter().filter(|&&n| n > 0).try_fold(1u64, |a, &b| a.checked_mul(b))) {
-        Some(None) => Err(err(format!("the shape ({dims}) has extents that multiply past 2^64"))),
+    match extents {
+        Some(e) if !super::fits(&e, 1) => Err(err(format!("the shape ({dims}) is too large for any array"))),
         _ => Ok(()),
     }
 }

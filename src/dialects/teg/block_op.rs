@@ -5,7 +5,8 @@
 
 use super::kind::Monoid;
 use super::signature::Signature;
-use super::tensor_type::{as_tensor, fits, TensorType};
+use super::tensor_type::{as_tensor, TensorType};
+use crate::array::fits;
 use crate::ir::{AffineExpr, AffineMap, AffineOp, Attr, Context, OpId, ValueDef};
 use crate::zspace::{Ipf, ZAffineMap};
 
@@ -142,7 +143,7 @@ pub fn check_boxes(sig: &Signature, tensors: &[&TensorType]) -> Result<(), Strin
         if f.shape().len() != t.dims.len() {
             return Err(format!("{name} has rank {}, but its map gives {} coordinates", t.dims.len(), f.shape().len()));
         }
-        if !fits(f.shape(), t.dtype) {
+        if !fits(f.shape(), t.dtype.size()) {
             return Err(format!("{name}'s box {:?} takes more than 2^63-1 bytes", f.shape()));
         }
     }

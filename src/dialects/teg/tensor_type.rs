@@ -2,7 +2,7 @@
 //! maps) and an element type; and `!teg.token`, the type of what sinks and sequence points produce (ordering, no
 //! data).
 
-use crate::array::DType;
+use crate::array::{fits, DType};
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::registry::ItemError;
 use crate::ir::{Context, TypeId, TypeKind};
@@ -85,18 +85,11 @@ impl TensorType {
         let dtype = DType::from_name(elem).ok_or_else(|| {
             err(format!("unknown element type '{elem}' (f32, f64, bf16, f16, i8, i32, i64, i1)"), rest_at)
         })?;
-        if !fits(&dims.iter().map(|d| d.1).collect::<Vec<_>>(), dtype) {
+        if !fits(&dims.iter().map(|d| d.1).collect::<Vec<_>>(), dtype.size()) {
             return Err(err("the tensor's non-zero extents take more than 2^63-1 bytes".into(), open));
         }
         Ok(TensorType { dims, dtype })
     }
-}
-
-/// Whether a tensor of `shape` and `dtype` is one NumPy could hold: its non-zero extents (an empty tensor's loops
-/// and strides still multiply its other extents) take less than 2^63 bytes.
-pub fn fits(shape: &[u64], dtype: DType) -> bool {
-    let bytes = shape.iter().filter(|&&e| e > 0).try_fold(dtype.size() as u64, |a, &e| a.checked_mul(e));
-    bytes.is_some_and(|b| b <= i64::MAX as u64)
 }
 
 fn is_identifier(s: &str) -> bool {

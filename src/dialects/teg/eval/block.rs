@@ -1,5 +1,6 @@
-//! Built-in block operators: `matmul`, `linear`, `prod` and `conv2d`. Contractions run on a real GEMM
-//! (the `gemm` crate, threaded, with AVX-512 kernels where the CPU has them) for `f32` and `f64` (`f16` and `bf16` through `f32`); integers contract in wrapping `i64`.
+//! Built-in block operators: `matmul`, `linear`, `prod` and `conv2d`. Contractions run on a real GEMM (the `gemm`
+//! crate, threaded, with AVX-512 kernels where the CPU has them) for `f32` and `f64` (`f16` and `bf16` through
+//! `f32`); integers contract in wrapping `i64`.
 
 use super::{fail, EvalError};
 use crate::array::{Array, DType, Data};

@@ -104,8 +104,7 @@ impl<'a> State<'a> {
 
     fn step(&mut self, ctx: &Context, op: OpId, inputs: &'a IndexMap<String, Array>) -> Result<(), EvalError> {
         let kind = decode(ctx, op).map_err(|message| EvalError { op: Some(op), message })?;
-        let operand =
-            |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).map(|a| a.clone().into_owned());
+        let operand = |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).map(|a| (**a).clone());
         match &kind {
             OpKind::Sink { name } => {
                 // A value only the sink uses moves out instead of being copied.
