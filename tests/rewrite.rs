@@ -2,7 +2,7 @@
 //! materialization, the iteration and rewrite limits of the greedy driver, and a pass manager built in code.
 
 use std::sync::Arc;
-use tapestry::ir::builder::OpState;
+use tapestry::dialects::arith::AddIOp;
 use tapestry::ir::print::{op_to_string, PrintOptions};
 use tapestry::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern, Rewriter};
 use tapestry::ir::{Arity, Context, OpId, OpInfo, OpTrait, Registry, Syntax};
@@ -19,11 +19,9 @@ impl RewritePattern for ExpandDouble {
         Some("demo.double")
     }
     fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
-        let x = rw.ctx.body.operand(op, 0);
-        let ty = rw.ctx.body.value_type(x);
-        let add = OpState::new(rw.ctx, "arith.addi", tapestry::ir::Loc::Unknown).operands(&[x, x]).results(&[ty]);
-        let add = rw.create(add);
-        let v = rw.ctx.body.result(add, 0);
+        let x = rw.body.operand(op, 0);
+        let ty = rw.body.value_type(x);
+        let v = AddIOp::build(rw, x, x, ty).result(rw);
         rw.replace_op(op, &[v]);
         true
     }
@@ -40,10 +38,9 @@ impl RewritePattern for Spin {
         Some("demo.spin")
     }
     fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
-        let ty = rw.ctx.body.value_type(rw.ctx.body.result(op, 0));
-        let new = OpState::new(rw.ctx, "demo.spin", tapestry::ir::Loc::Unknown).results(&[ty]);
-        let new = rw.create(new);
-        let v = rw.ctx.body.result(new, 0);
+        let ty = rw.body.value_type(rw.body.result(op, 0));
+        let new = rw.op_state("demo.spin").results(&[ty]);
+        let v = rw.create_value(new);
         rw.replace_op(op, &[v]);
         true
     }
@@ -120,43 +117,4 @@ fn a_pipeline_built_from_text_runs_on_a_module() {
     let printed = print(&ctx, module);
     assert_eq!(printed.matches("arith.muli").count(), 1, "{printed}");
     assert!(!printed.contains("arith.constant"), "{printed}");
-}
-
-mod conversion {
-    use super::*;
-    use tapestry::ir::conversion::{apply_conversion, ConversionMode, ConversionTarget, Legality};
-
-    const TEXT: &str = "func.func @f(%x: i32) -> i32 {\n  %d = demo.double %x : i32\n  func.return %d : i32\n}\n";
-
-    #[test]
-    fn illegal_ops_are_rewritten_until_the_target_holds() {
-        let mut ctx = context();
-        let module = parse(&mut ctx, TEXT);
-        let target = ConversionTarget::new().dialect("demo", Legality::Illegal).dialect("arith", Legality::Legal);
-        let outcome = apply_conversion(&mut ctx, module, &target, &[&ExpandDouble], ConversionMode::Partial).unwrap();
-        assert_eq!(outcome.rewrites, 1);
-        assert!(print(&ctx, module).contains("arith.addi %arg0, %arg0 : i32"));
-    }
-
-    #[test]
-    fn an_op_no_pattern_legalizes_is_reported() {
-        let mut ctx = context();
-        let module = parse(&mut ctx, TEXT);
-        let target = ConversionTarget::new().op("demo.double", Legality::Illegal);
-        let err = apply_conversion(&mut ctx, module, &target, &[], ConversionMode::Partial).unwrap_err();
-        assert_eq!(err.message, "failed to legalize operation 'demo.double' that was explicitly marked illegal");
-    }
-
-    #[test]
-    fn full_conversion_also_requires_undeclared_ops_to_go() {
-        let mut ctx = context();
-        let module = parse(&mut ctx, TEXT);
-        let target = ConversionTarget::new()
-            .dialect("demo", Legality::Illegal)
-            .dialect("func", Legality::Legal)
-            .op("builtin.module", Legality::Legal)
-            .op("arith.addi", Legality::Dynamic(|ctx, op| ctx.body.operand(op, 0) != ctx.body.operand(op, 1)));
-        let err = apply_conversion(&mut ctx, module, &target, &[&ExpandDouble], ConversionMode::Full).unwrap_err();
-        assert_eq!(err.message, "failed to legalize operation 'arith.addi'");
-    }
 }

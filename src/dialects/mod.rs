@@ -5,6 +5,7 @@ pub mod arith;
 pub mod builtin;
 pub mod func;
 pub mod layout;
+pub mod pair;
 pub mod teg;
 
 use crate::ir::Registry;
@@ -17,6 +18,7 @@ pub fn register_all(registry: &mut Registry) {
     arith::register(registry);
     layout::register(registry);
     teg::register(registry);
+    pair::register(registry);
 }
 
 /// A frozen registry with every dialect.

@@ -498,6 +498,15 @@ impl Body {
         self.regions[region].parent = Some(op);
     }
 
+    /// Detaches every block of `region` and returns them in order (to be appended to another region).
+    pub fn take_blocks(&mut self, region: RegionId) -> Vec<BlockId> {
+        let blocks = std::mem::take(&mut self.regions[region].blocks);
+        for &b in &blocks {
+            self.blocks[b].parent = None;
+        }
+        blocks
+    }
+
     // ----- placement -----
 
     /// Appends a detached op at the end of `block`.

@@ -5,7 +5,7 @@ use super::attrs::AttrId;
 use super::body::{BlockId, OpId, OpSpec, RegionId, ValueId};
 use super::location::Loc;
 use super::types::TypeId;
-use super::{Context, Symbol};
+use super::{Context, Interners, Symbol};
 
 /// The parts of an op under construction.
 #[derive(Clone, Debug)]
@@ -30,7 +30,7 @@ pub struct OpState {
 
 impl OpState {
     /// An empty state for an op called `name`.
-    pub fn new(ctx: &mut Context, name: &str, loc: Loc) -> Self {
+    pub fn new(ctx: &mut Interners, name: &str, loc: Loc) -> Self {
         OpState {
             name: ctx.sym(name),
             loc,
@@ -44,7 +44,7 @@ impl OpState {
     }
 
     /// Adds an attribute.
-    pub fn attr(mut self, ctx: &mut Context, name: &str, value: AttrId) -> Self {
+    pub fn attr(mut self, ctx: &mut Interners, name: &str, value: AttrId) -> Self {
         self.attrs.push((ctx.sym(name), value));
         self
     }
@@ -58,6 +58,12 @@ impl OpState {
     /// Sets the result types.
     pub fn results(mut self, types: &[TypeId]) -> Self {
         self.result_types = types.to_vec();
+        self
+    }
+
+    /// Adds a property (an inherent attribute).
+    pub fn prop(mut self, ctx: &mut Interners, name: &str, value: AttrId) -> Self {
+        self.props.push((ctx.sym(name), value));
         self
     }
 
@@ -82,6 +88,24 @@ impl OpState {
             regions: &self.regions,
             successors: &self.successors,
         })
+    }
+}
+
+/// Something that creates ops at an insertion point: an [`OpBuilder`] or a rewriter. Typed op builders
+/// (`define_op!`) take any of them.
+pub trait Build {
+    /// Interning for the op's parts.
+    fn interners(&mut self) -> &mut Interners;
+    /// Creates the op `state` describes at the insertion point.
+    fn insert(&mut self, state: OpState) -> OpId;
+}
+
+impl Build for OpBuilder<'_> {
+    fn interners(&mut self) -> &mut Interners {
+        &mut self.ctx.interners
+    }
+    fn insert(&mut self, state: OpState) -> OpId {
+        OpBuilder::insert(self, state)
     }
 }
 

@@ -1,14 +1,15 @@
 //! The context: interned types, attributes, strings and locations, the op registry, loaded sources, and the
 //! IR body. Everything else in the crate takes a `&Context` or `&mut Context`.
 //!
-//! Fields are public so that a pass can borrow the body mutably while reading the interners.
+//! Fields are public so that a pass can borrow the body mutably while interning through `ctx.interners`.
 
 use super::affine::AffineMap;
 use super::attrs::{Attr, AttrId};
 use super::body::{Body, OpId};
+use super::entity::EntityId;
 use super::interner::Interner;
 use super::location::{Loc, LocData, LocId};
-use super::registry::Registry;
+use super::registry::{OpTrait, RegisteredOp, Registry};
 use super::source::SourceMap;
 use super::types::{FloatKind, TypeId, TypeKind};
 use std::sync::Arc;
@@ -19,11 +20,25 @@ crate::define_id!(
     "sym"
 );
 
-/// Owns all IR and everything the IR refers to.
+/// Owns all IR and everything the IR refers to: the body (mutable IR) next to the [`Interners`] (uniqued
+/// types, attributes, strings, locations and the registry), so that code holding the body mutably can still
+/// intern through `ctx.interners`. `Context` derefs to its interners: `ctx.int_attr(..)` interns.
 #[derive(Debug)]
 pub struct Context {
     /// Ops, values, blocks and regions.
     pub body: Body,
+    /// Uniqued types, attributes, strings and locations, and the registry.
+    pub interners: Interners,
+    /// Files the IR was parsed from.
+    pub sources: SourceMap,
+    /// Accept ops of dialects that are not registered (`--allow-unregistered-dialect`).
+    pub allow_unregistered: bool,
+}
+
+/// Everything a context uniques, plus the registry its op names resolve against. Interning never changes IR,
+/// so a rewriter can hand these out while it keeps the body to itself.
+#[derive(Debug)]
+pub struct Interners {
     /// Interned types.
     pub types: Interner<TypeId, TypeKind>,
     /// Interned attributes.
@@ -34,11 +49,23 @@ pub struct Context {
     pub locs: Interner<LocId, LocData>,
     /// Registered dialects and ops.
     pub registry: Arc<Registry>,
-    /// Files the IR was parsed from.
-    pub sources: SourceMap,
-    /// Accept ops of dialects that are not registered (`--allow-unregistered-dialect`).
-    pub allow_unregistered: bool,
+    /// For each interned string, the index of the op registered under it: op names resolve once, when the name
+    /// is interned, so asking for an op's registration never hashes its name again.
+    registrations: Vec<Option<u32>>,
     empty_dict: AttrId,
+}
+
+impl std::ops::Deref for Context {
+    type Target = Interners;
+    fn deref(&self) -> &Interners {
+        &self.interners
+    }
+}
+
+impl std::ops::DerefMut for Context {
+    fn deref_mut(&mut self) -> &mut Interners {
+        &mut self.interners
+    }
 }
 
 impl Context {
@@ -46,32 +73,26 @@ impl Context {
     pub fn new(registry: Arc<Registry>) -> Self {
         let mut attrs = Interner::new();
         let empty_dict = attrs.intern(Attr::Dict(Box::new([])));
-        Context {
-            body: Body::default(),
+        let interners = Interners {
             types: Interner::new(),
             attrs,
             symbols: Interner::new(),
             locs: Interner::new(),
             registry,
-            sources: SourceMap::default(),
-            allow_unregistered: false,
+            registrations: Vec::new(),
             empty_dict,
-        }
+        };
+        Context { body: Body::default(), interners, sources: SourceMap::default(), allow_unregistered: false }
     }
 
-    // ----- strings -----
-
-    /// Interns a string.
-    pub fn sym(&mut self, s: &str) -> Symbol {
-        match self.symbols.lookup(s) {
-            Some(id) => id,
-            None => self.symbols.intern(s.into()),
-        }
+    /// The registration of `op`'s name, if it is a registered op (no hashing: resolved when interned).
+    pub fn registered(&self, op: OpId) -> Option<&RegisteredOp> {
+        self.interners.registration(self.body.op(op).name)
     }
 
-    /// The text of an interned string.
-    pub fn str(&self, s: Symbol) -> &str {
-        &self.symbols[s]
+    /// True if `op` is registered with trait `t`.
+    pub fn has_trait(&self, op: OpId, t: OpTrait) -> bool {
+        self.registered(op).is_some_and(|r| r.info.has_trait(t))
     }
 
     /// The name of an op as text.
@@ -79,7 +100,81 @@ impl Context {
         self.str(self.body.op(op).name)
     }
 
-    // ----- types -----
+    /// but an op never holds the same name in both).
+    pub fn op_attr(&self, op: OpId, name: &str) -> Option<AttrId> {
+        let data = self.body.op(op);
+        self.dict_get(data.attrs, name).or_else(|| self.dict_get(data.props, name))
+    }
+
+    /// Sets (or replaces) the discardable attribute `name` of `op`.
+    pub fn set_op_attr(&mut self, op: OpId, name: &str, value: AttrId) {
+        let key = self.sym(name);
+        let mut entries = self.dict_entries(self.body.op(op).attrs).to_vec();
+        entries.push((key, value));
+        let dict = self.dict_attr(entries);
+        self.body.op_mut(op).attrs = dict;
+    }
+
+    /// Removes the discardable attribute `name` of `op`; returns whether it was there.
+    pub fn remove_op_attr(&mut self, op: OpId, name: &str) -> bool {
+        let Some(key) = self.symbols.lookup(name) else { return false };
+        let entries = self.dict_entries(self.body.op(op).attrs);
+        if !entries.iter().any(|e| e.0 == key) {
+            return false;
+        }
+        let kept: Vec<_> = entries.iter().copied().filter(|e| e.0 != key).collect();
+        let dict = self.dict_attr(kept);
+        self.body.op_mut(op).attrs = dict;
+        true
+    }
+
+    /// `file:line:col` of [`Context::file_line_col`], or `unknown`: how printing passes name where an op is.
+    pub fn loc_text(&self, loc: Loc) -> String {
+        match self.file_line_col(loc) {
+            Some((file, line, col)) => format!("{file}:{line}:{col}"),
+            None => "unknown".to_string(),
+        }
+    }
+
+    /// somewhere) and call sites (the callee); `None` for an unknown location.
+    pub fn file_line_col(&self, loc: Loc) -> Option<(String, u32, u32)> {
+        match loc {
+            Loc::Unknown => None,
+            Loc::Source { file, offset } => {
+                let f = self.sources.file(file);
+                let lc = f.line_col(offset);
+                Some((f.name.clone(), lc.line, lc.col))
+            }
+            Loc::Id(id) => match &self.locs[id] {
+                LocData::FileLineCol { file, line, col } => Some((self.str(*file).to_string(), *line, *col)),
+                LocData::Name { child, .. } => child.and_then(|c| self.file_line_col(c)),
+                LocData::Fused { locs, .. } => locs.iter().find_map(|l| self.file_line_col(*l)),
+                LocData::CallSite { callee, .. } => self.file_line_col(*callee),
+            },
+        }
+    }
+}
+
+impl Interners {
+    /// The registered op named by `name`, if any.
+    pub fn registration(&self, name: Symbol) -> Option<&RegisteredOp> {
+        let index = (*self.registrations.get(name.index())?)?;
+        self.registry.op_at(index as usize)
+    }
+
+    /// Interns a string (resolving it against the registry's op names the first time it is seen).
+    pub fn sym(&mut self, s: &str) -> Symbol {
+        if let Some(id) = self.symbols.lookup(s) {
+            return id;
+        }
+        self.registrations.push(self.registry.op_index(s).map(|i| i as u32));
+        self.symbols.intern(s.into())
+    }
+
+    /// The text of an interned string.
+    pub fn str(&self, s: Symbol) -> &str {
+        &self.symbols[s]
+    }
 
     /// Interns a type.
     pub fn ty(&mut self, kind: TypeKind) -> TypeId {
@@ -120,8 +215,6 @@ impl Context {
     pub fn function_type(&mut self, inputs: &[TypeId], results: &[TypeId]) -> TypeId {
         self.ty(TypeKind::Function { inputs: inputs.into(), results: results.into() })
     }
-
-    // ----- attributes -----
 
     /// Interns an attribute.
     pub fn attr(&mut self, attr: Attr) -> AttrId {
@@ -186,37 +279,6 @@ impl Context {
         self.dict_entries(dict).iter().find(|e| e.0 == key).map(|e| e.1)
     }
 
-    /// The discardable attribute `name` of `op`, falling back to its properties (MLIR's `getAttr` order differs,
-    /// but an op never holds the same name in both).
-    pub fn op_attr(&self, op: OpId, name: &str) -> Option<AttrId> {
-        let data = self.body.op(op);
-        self.dict_get(data.attrs, name).or_else(|| self.dict_get(data.props, name))
-    }
-
-    /// Sets (or replaces) the discardable attribute `name` of `op`.
-    pub fn set_op_attr(&mut self, op: OpId, name: &str, value: AttrId) {
-        let key = self.sym(name);
-        let mut entries = self.dict_entries(self.body.op(op).attrs).to_vec();
-        entries.push((key, value));
-        let dict = self.dict_attr(entries);
-        self.body.op_mut(op).attrs = dict;
-    }
-
-    /// Removes the discardable attribute `name` of `op`; returns whether it was there.
-    pub fn remove_op_attr(&mut self, op: OpId, name: &str) -> bool {
-        let Some(key) = self.symbols.lookup(name) else { return false };
-        let entries = self.dict_entries(self.body.op(op).attrs);
-        if !entries.iter().any(|e| e.0 == key) {
-            return false;
-        }
-        let kept: Vec<_> = entries.iter().copied().filter(|e| e.0 != key).collect();
-        let dict = self.dict_attr(kept);
-        self.body.op_mut(op).attrs = dict;
-        true
-    }
-
-    // ----- locations -----
-
     /// Interns a structured location.
     pub fn loc(&mut self, data: LocData) -> Loc {
         Loc::Id(self.locs.intern(data))
@@ -226,32 +288,5 @@ impl Context {
     pub fn file_loc(&mut self, file: &str, line: u32, col: u32) -> Loc {
         let file = self.sym(file);
         self.loc(LocData::FileLineCol { file, line, col })
-    }
-
-    /// `file:line:col` of [`Context::file_line_col`], or `unknown`: how printing passes name where an op is.
-    pub fn loc_text(&self, loc: Loc) -> String {
-        match self.file_line_col(loc) {
-            Some((file, line, col)) => format!("{file}:{line}:{col}"),
-            None => "unknown".to_string(),
-        }
-    }
-
-    /// Where `loc` points as `(file, line, column)`, 1-based, following names, fusions (the first that points
-    /// somewhere) and call sites (the callee); `None` for an unknown location.
-    pub fn file_line_col(&self, loc: Loc) -> Option<(String, u32, u32)> {
-        match loc {
-            Loc::Unknown => None,
-            Loc::Source { file, offset } => {
-                let f = self.sources.file(file);
-                let lc = f.line_col(offset);
-                Some((f.name.clone(), lc.line, lc.col))
-            }
-            Loc::Id(id) => match &self.locs[id] {
-                LocData::FileLineCol { file, line, col } => Some((self.str(*file).to_string(), *line, *col)),
-                LocData::Name { child, .. } => child.and_then(|c| self.file_line_col(c)),
-                LocData::Fused { locs, .. } => locs.iter().find_map(|l| self.file_line_col(*l)),
-                LocData::CallSite { callee, .. } => self.file_line_col(*callee),
-            },
-        }
     }
 }

@@ -112,3 +112,5 @@ pub type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
 
 /// A `HashMap` with the Fx hasher, for lookup tables whose iteration order never reaches output.
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+/// A `HashSet` with [`FxHasher`].
+pub type FxHashSet<T> = std::collections::HashSet<T, FxBuild>;

@@ -319,6 +319,16 @@ impl Registry {
         self.ops.get(name)
     }
 
+    /// The position of the op registered under `name` (stable: registration order).
+    pub fn op_index(&self, name: &str) -> Option<usize> {
+        self.ops.get_index_of(name)
+    }
+
+    /// The op registered at position `index`.
+    pub fn op_at(&self, index: usize) -> Option<&RegisteredOp> {
+        self.ops.get_index(index).map(|(_, op)| op)
+    }
+
     /// The dialect registered under `name`.
     pub fn dialect(&self, name: &str) -> Option<&DialectInfo> {
         self.dialects.get(name)

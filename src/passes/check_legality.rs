@@ -4,7 +4,7 @@
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::ir::conversion::{apply_conversion, ConversionMode, ConversionTarget, Legality};
+use crate::ir::conversion::{apply_conversion, ConversionMode, ConversionTarget, Legality, TypeConverter};
 use crate::ir::{Context, Diagnostic, OpId};
 
 /// The registration of `check-legality`.
@@ -57,7 +57,8 @@ impl Pass for CheckLegality {
     }
 
     fn run(&mut self, ctx: &mut Context, op: OpId, _: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
-        apply_conversion(ctx, op, &self.target, &[], ConversionMode::Partial).map_err(|d| vec![d])?;
+        apply_conversion(ctx, op, &self.target, &[], &TypeConverter::new(), ConversionMode::Partial)
+            .map_err(|d| vec![d])?;
         Ok(Changed::No)
     }
 }

@@ -12,10 +12,12 @@ pub mod manager;
 pub mod options;
 pub mod pass;
 pub mod pipeline;
+pub mod reconcile_unrealized_casts;
 pub mod registry;
 pub mod symbol_dce;
 pub mod teg_print_dims;
 pub mod teg_print_dot;
+pub mod test_convert_pairs;
 
 pub use instrument::{Instrumentation, Selection};
 pub use manager::PassManager;
@@ -45,7 +47,9 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(cse::ENTRY);
     registry.register_pass(dce::ENTRY);
     registry.register_pass(layout_print::ENTRY);
+    registry.register_pass(reconcile_unrealized_casts::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(teg_print_dot::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);
+    registry.register_pass(test_convert_pairs::ENTRY);
 }

@@ -68,6 +68,14 @@ pub const ALL: [OpInfo; 7] = [
     binary("arith.divf", "floating-point division", ORDERED, FLOAT_ATTRS, fold_divf, &[]),
 ];
 
+crate::define_op! {
+    /// A typed `arith.addi`.
+    pub struct AddIOp = "arith.addi";
+    operands { lhs: 0, rhs: 1 }
+    results { result: 0 }
+    props {}
+}
+
 /// The integer value of a constant operand.
 pub(super) fn int_of(ctx: &Context, c: Option<AttrId>) -> Option<i128> {
     ctx.attr_data(c?).as_int()

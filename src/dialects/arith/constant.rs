@@ -16,6 +16,14 @@ pub const INFO: OpInfo = OpInfo {
     ..OpInfo::new("arith.constant", "an integer, float or dense constant")
 };
 
+crate::define_op! {
+    /// A typed `arith.constant`.
+    pub struct ConstantOp = "arith.constant";
+    operands {}
+    results { result: 0 }
+    props { value: "value" }
+}
+
 fn value_type(ctx: &Context, op: OpId) -> Option<crate::ir::TypeId> {
     match ctx.attr_data(ctx.op_attr(op, "value")?) {
         Attr::Int { ty, .. } | Attr::Float { ty, .. } | Attr::Dense { ty, .. } => Some(*ty),

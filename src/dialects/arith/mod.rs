@@ -5,9 +5,12 @@ mod binary;
 mod constant;
 mod patterns;
 
+pub use binary::AddIOp;
+pub use constant::ConstantOp;
+
 use crate::ir::builder::OpState;
 use crate::ir::registry::ItemError;
-use crate::ir::{Attr, AttrId, Context, DialectInfo, Loc, Registry, TypeId, TypeKind};
+use crate::ir::{Attr, AttrId, Context, DialectInfo, Interners, Loc, Registry, TypeId, TypeKind};
 
 /// Registers the `arith` dialect.
 pub fn register(registry: &mut Registry) {
@@ -36,11 +39,9 @@ fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrI
 }
 
 /// Folded values become `arith.constant` ops.
-fn materialize_constant(ctx: &mut Context, value: AttrId, ty: TypeId, loc: Loc) -> Option<OpState> {
+fn materialize_constant(ctx: &mut Interners, value: AttrId, ty: TypeId, loc: Loc) -> Option<OpState> {
     if !matches!(ctx.type_kind(ty), TypeKind::Int(_) | TypeKind::Index | TypeKind::Float(_)) {
         return None;
     }
-    let mut state = OpState::new(ctx, "arith.constant", loc).results(&[ty]);
-    state.props.push((ctx.sym("value"), value));
-    Some(state)
+    Some(OpState::new(ctx, "arith.constant", loc).results(&[ty]).prop(ctx, "value", value))
 }

@@ -1,8 +1,9 @@
 //! Canonicalization patterns of `arith`: constants move to the right of commutative ops, and
 //! `addi(addi(x, c1), c2)` becomes `addi(x, c1 + c2)`.
 
-use super::binary::{int_of, wrap};
-use crate::ir::builder::OpState;
+use super::binary::{int_of, wrap, AddIOp};
+use super::constant::ConstantOp;
+use crate::ir::op::Op;
 use crate::ir::rewrite::{constant_value, RewritePattern, Rewriter};
 use crate::ir::{OpId, ValueDef};
 
@@ -28,13 +29,11 @@ impl RewritePattern for ConstantToRight {
     }
 
     fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
-        let body = &rw.ctx.body;
-        let (lhs, rhs) = (body.operand(op, 0), body.operand(op, 1));
-        if constant_value(rw.ctx, lhs).is_none() || constant_value(rw.ctx, rhs).is_some() {
+        let (lhs, rhs) = (rw.body.operand(op, 0), rw.body.operand(op, 1));
+        if constant_value(rw, lhs).is_none() || constant_value(rw, rhs).is_some() {
             return false;
         }
-        rw.ctx.body.set_operands(op, &[rhs, lhs]);
-        rw.modified(op);
+        rw.set_operands(op, &[rhs, lhs]);
         true
     }
 }
@@ -51,29 +50,21 @@ impl RewritePattern for AddAddConstant {
     }
 
     fn root(&self) -> Option<&'static str> {
-        Some("arith.addi")
+        Some(AddIOp::NAME)
     }
 
     fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
-        let ctx = &*rw.ctx;
-        let Some(c2) = int_of(ctx, constant_value(ctx, ctx.body.operand(op, 1))) else { return false };
-        let ValueDef::Result { op: inner, .. } = ctx.body.value_def(ctx.body.operand(op, 0)) else { return false };
-        if ctx.op_name(inner) != "arith.addi" || ctx.body.is_erased(inner) {
-            return false;
-        }
-        let Some(c1) = int_of(ctx, constant_value(ctx, ctx.body.operand(inner, 1))) else { return false };
-        let x = ctx.body.operand(inner, 0);
-        let ty = ctx.body.value_type(ctx.body.result(op, 0));
-        let sum = wrap(ctx, op, c1 + c2);
-        let value = rw.ctx.int_attr(sum, ty);
-        let mut constant = OpState::new(rw.ctx, "arith.constant", crate::ir::Loc::Unknown).results(&[ty]);
-        constant.props.push((rw.ctx.sym("value"), value));
-        let constant = rw.create(constant);
-        let c = rw.ctx.body.result(constant, 0);
-        let add = OpState::new(rw.ctx, "arith.addi", crate::ir::Loc::Unknown).operands(&[x, c]).results(&[ty]);
-        let add = rw.create(add);
-        let new = rw.ctx.body.result(add, 0);
-        rw.replace_op(op, &[new]);
+        let Some(outer) = AddIOp::cast(rw, op) else { return false };
+        let Some(c2) = int_of(rw, constant_value(rw, outer.rhs(rw))) else { return false };
+        let ValueDef::Result { op: inner, .. } = rw.body.value_def(outer.lhs(rw)) else { return false };
+        let Some(inner) = AddIOp::cast(rw, inner) else { return false };
+        let Some(c1) = int_of(rw, constant_value(rw, inner.rhs(rw))) else { return false };
+        let (x, ty) = (inner.lhs(rw), rw.body.value_type(outer.result(rw)));
+        let sum = wrap(rw, op, c1 + c2);
+        let value = rw.interners().int_attr(sum, ty);
+        let c = ConstantOp::build(rw, ty, value).result(rw);
+        let add = AddIOp::build(rw, x, c, ty).result(rw);
+        rw.replace_op(op, &[add]);
         true
     }
 }

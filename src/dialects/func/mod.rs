@@ -1,6 +1,7 @@
 //! The `func` dialect: functions (`func.func`), returns (`func.return`) and direct calls (`func.call`).
 
 mod call;
+pub mod conversion;
 mod function;
 mod ret;
 

@@ -6,7 +6,9 @@ use super::layout_type::{is_layout_type, layout_type};
 use crate::ir::asm::{CustomParser, ParsedOp};
 use crate::ir::print::OpPrinter;
 use crate::ir::verify::op_error;
-use crate::ir::{Arity, Attr, AttrId, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::ir::{
+    Arity, Attr, AttrId, AttrKind, AttrSpec, Context, Diagnostic, Interners, OpId, OpInfo, OpTrait, Syntax,
+};
 use std::fmt;
 
 /// The registration of `layout.constant`.
@@ -20,7 +22,7 @@ pub const INFO: OpInfo = OpInfo {
 };
 
 /// The layout an attribute holds, if it is a layout attribute.
-pub fn layout_of(ctx: &Context, attr: AttrId) -> Option<&LayoutAttr> {
+pub fn layout_of(ctx: &Interners, attr: AttrId) -> Option<&LayoutAttr> {
     match ctx.attr_data(attr) {
         Attr::Dialect(d) => d.downcast::<LayoutAttr>(),
         _ => None,

@@ -1,7 +1,7 @@
 //! `!layout.layout`: the type of SSA values that hold a layout (what the algebra ops take and give).
 
 use crate::ir::dialect_data::{DialectData, DialectValue};
-use crate::ir::{Context, TypeId, TypeKind};
+use crate::ir::{Context, Interners, TypeId, TypeKind};
 use std::any::Any;
 use std::hash::Hasher;
 use std::sync::Arc;
@@ -36,6 +36,6 @@ pub fn layout_type(ctx: &mut Context) -> TypeId {
 }
 
 /// Whether `ty` is `!layout.layout`.
-pub fn is_layout_type(ctx: &Context, ty: TypeId) -> bool {
+pub fn is_layout_type(ctx: &Interners, ty: TypeId) -> bool {
     matches!(ctx.type_kind(ty), TypeKind::Dialect(d) if d.downcast::<LayoutType>().is_some())
 }

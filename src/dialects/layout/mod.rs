@@ -28,7 +28,7 @@ pub mod xla;
 use crate::ir::builder::OpState;
 use crate::ir::dialect_data::DialectData;
 use crate::ir::registry::ItemError;
-use crate::ir::{Attr, AttrId, Context, DialectInfo, Loc, Registry, TypeId};
+use crate::ir::{Attr, AttrId, Context, DialectInfo, Interners, Loc, Registry, TypeId};
 use attr::LayoutAttr;
 use std::sync::Arc;
 
@@ -60,14 +60,12 @@ fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeI
 }
 
 /// Folded layouts become `layout.constant` ops.
-fn materialize_constant(ctx: &mut Context, value: AttrId, ty: TypeId, loc: Loc) -> Option<OpState> {
+fn materialize_constant(ctx: &mut Interners, value: AttrId, ty: TypeId, loc: Loc) -> Option<OpState> {
     constant::layout_of(ctx, value)?;
     if !layout_type::is_layout_type(ctx, ty) {
         return None;
     }
-    let mut state = OpState::new(ctx, "layout.constant", loc).results(&[ty]);
-    state.props.push((ctx.sym("value"), value));
-    Some(state)
+    Some(OpState::new(ctx, "layout.constant", loc).results(&[ty]).prop(ctx, "value", value))
 }
 
 fn parse_attr(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<AttrId, ItemError> {

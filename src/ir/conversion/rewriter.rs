@@ -1,0 +1,133 @@
+//! The rewriter conversion patterns use: a [`Rewriter`] (it derefs to one) that also knows the type converter,
+//! replaces results by values of other types or counts (materializing a cast back to the old type for users not
+//! converted yet), and converts the entry blocks of regions.
+
+use super::type_converter::TypeConverter;
+use crate::ir::body::{BlockId, OpId, RegionId, ValueDef, ValueId};
+use crate::ir::interner::FxHashSet;
+use crate::ir::rewrite::Rewriter;
+use crate::ir::TypeId;
+
+/// The op the driver inserts where converted and unconverted values meet.
+pub const UNREALIZED_CAST: &str = "builtin.unrealized_conversion_cast";
+
+/// A rewriter for conversion patterns.
+pub struct ConversionRewriter<'c, 'd> {
+    rw: Rewriter<'c>,
+    types: &'d TypeConverter,
+    /// Casts the driver inserted from converted values back to an original type, standing for the converted
+    /// values until every user is converted.
+    pub(crate) casts: &'d mut FxHashSet<OpId>,
+}
+
+impl<'c> std::ops::Deref for ConversionRewriter<'c, '_> {
+    type Target = Rewriter<'c>;
+    fn deref(&self) -> &Rewriter<'c> {
+        &self.rw
+    }
+}
+
+impl<'c> std::ops::DerefMut for ConversionRewriter<'c, '_> {
+    fn deref_mut(&mut self) -> &mut Rewriter<'c> {
+        &mut self.rw
+    }
+}
+
+impl<'c, 'd> ConversionRewriter<'c, 'd> {
+    pub(crate) fn new(rw: Rewriter<'c>, types: &'d TypeConverter, casts: &'d mut FxHashSet<OpId>) -> Self {
+        ConversionRewriter { rw, types, casts }
+    }
+
+    pub(crate) fn into_inner(self) -> Rewriter<'c> {
+        self.rw
+    }
+
+    /// The type converter of this conversion.
+    pub fn types(&self) -> &'d TypeConverter {
+        self.types
+    }
+
+    /// What `ty` becomes under the conversion.
+    pub fn convert_type(&mut self, ty: TypeId) -> Vec<TypeId> {
+        let types = self.types;
+        types.convert(self.rw.interners(), ty)
+    }
+
+    /// What a list of types becomes, flattened.
+    pub fn convert_types(&mut self, tys: &[TypeId]) -> Vec<TypeId> {
+        let types = self.types;
+        types.convert_all(self.rw.interners(), tys)
+    }
+
+    /// Replaces `op`'s results one for one by `values` (of any types) and erases it.
+    pub fn replace_op(&mut self, op: OpId, values: &[ValueId]) {
+        let groups: Vec<Vec<ValueId>> = values.iter().map(|&v| vec![v]).collect();
+        self.replace_op_with_groups(op, &groups);
+    }
+
+    /// Replaces each result of `op` by a group of values (one-to-many) and erases `op`. A result whose
+    /// replacement is one value of its own type is replaced directly; any other result is replaced by a cast
+    /// of its group back to its type, which later patterns see through (they get the group).
+    pub fn replace_op_with_groups(&mut self, op: OpId, groups: &[Vec<ValueId>]) {
+        let results: Vec<ValueId> = self.rw.body.results(op).collect();
+        assert_eq!(results.len(), groups.len(), "replacement must give one group per result");
+        for (old, group) in results.into_iter().zip(groups) {
+            let ty = self.rw.body.value_type(old);
+            let direct = matches!(group.as_slice(), [v] if self.rw.body.value_type(*v) == ty);
+            let new = if direct { group[0] } else { self.source_cast(group, ty) };
+            self.rw.replace_all_uses(old, new);
+        }
+        self.rw.erase_op(op);
+    }
+
+    /// Converts the argument types of the entry block of `region` (a function body, say): each argument becomes
+    /// the arguments its type converts to, and a cast back stands for it until its users are converted.
+    pub fn convert_region_types(&mut self, region: RegionId) {
+        let Some(&entry) = self.rw.body.region(region).blocks.first() else { return };
+        let args = self.rw.body.block(entry).args.clone();
+        let converted: Vec<Vec<TypeId>> = args.iter().map(|&a| self.convert_type(self.rw.body.value_type(a))).collect();
+        if args.iter().zip(&converted).all(|(&a, c)| c.as_slice() == [self.rw.body.value_type(a)]) {
+            return;
+        }
+        let new_entry = self.rebuild_entry(region, entry);
+        let point = self.rw.insertion_point();
+        for (&old, types) in args.iter().zip(&converted) {
+            let group: Vec<ValueId> = types.iter().map(|&t| self.rw.add_block_arg(new_entry, t)).collect();
+            self.rw.set_insertion_point_to_start(new_entry);
+            let ty = self.rw.body.value_type(old);
+            let direct = matches!(group.as_slice(), [v] if self.rw.body.value_type(*v) == ty);
+            let new = if direct { group[0] } else { self.source_cast(&group, ty) };
+            self.rw.replace_all_uses(old, new);
+        }
+        self.rw.set_insertion_point(point);
+    }
+
+    /// Moves the ops of `entry` into a new argument-less entry block of `region`.
+    fn rebuild_entry(&mut self, region: RegionId, entry: BlockId) -> BlockId {
+        let rest = self.rw.take_blocks(region);
+        let point = self.rw.insertion_point();
+        let new_entry = self.rw.create_block(region, &[]);
+        self.rw.set_insertion_point(point);
+        for op in self.rw.body.block_ops(entry).collect::<Vec<_>>() {
+            self.rw.move_op_to_end(op, new_entry);
+        }
+        for block in rest.into_iter().filter(|&b| b != entry) {
+            self.rw.append_block(region, block);
+        }
+        new_entry
+    }
+
+    /// A cast of `group` to `ty` at the insertion point, recorded as a materialization.
+    fn source_cast(&mut self, group: &[ValueId], ty: TypeId) -> ValueId {
+        let state = self.rw.op_state(UNREALIZED_CAST).operands(group).results(&[ty]);
+        let cast = self.rw.create(state);
+        self.casts.insert(cast);
+        self.rw.body.result(cast, 0)
+    }
+}
+
+/// The values a driver-inserted cast stands for, if `v` is the result of one.
+pub(crate) fn materialized_group(rw: &Rewriter<'_>, casts: &FxHashSet<OpId>, v: ValueId) -> Option<Vec<ValueId>> {
+    let ValueDef::Result { op, .. } = rw.body.value_def(v) else { return None };
+    casts.contains(&op).then(|| rw.body.operands(op).collect())
+}
