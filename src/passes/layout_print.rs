@@ -6,11 +6,11 @@
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::layout::address::AccessPattern;
 use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
-use crate::dialects::layout::general::{canonical_general, show_swizzle, CanonicalGeneral};
-use crate::dialects::layout::table::Slot;
 use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
+use crate::layout::address::AccessPattern;
+use crate::layout::core_form::{canonical_general, show_swizzle, CanonicalGeneral};
+use crate::layout::table::Slot;
 use serde_json::json;
 
 /// The registration of `layout-print`.

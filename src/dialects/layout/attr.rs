@@ -1,14 +1,14 @@
 //! The dialect's attributes: one payload per notation, each printed back in its own notation.
 
-use super::ck::CkLayout;
-use super::cute::{CuteLayout, IntTuple};
-use super::cute_algebra::Swizzle;
-use super::furiosa::FuriosaLayout;
-use super::general::GeneralLayout;
-use super::repr::{Layout, LayoutError};
-use super::table::{Order, Slot};
-use super::xla::XlaLayout;
 use crate::ir::dialect_data::DialectValue;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::notation::ck::CkLayout;
+use crate::layout::notation::cute::{CuteLayout, IntTuple};
+use crate::layout::notation::cute_algebra::Swizzle;
+use crate::layout::notation::furiosa::FuriosaLayout;
+use crate::layout::notation::xla::XlaLayout;
+use crate::layout::strided::{Layout, LayoutError};
+use crate::layout::table::{Order, Slot};
 use std::any::Any;
 use std::hash::{Hash, Hasher};
 
@@ -87,7 +87,7 @@ impl LayoutAttr {
                 Ok(GeneralLayout { swizzle: c.swizzle()?, ..GeneralLayout::from(inner) })
             }
             LayoutAttr::Xla(x) => x.to_core(),
-            LayoutAttr::Furiosa(f) => super::furiosa_lower::to_core(f),
+            LayoutAttr::Furiosa(f) => crate::layout::notation::furiosa_to_core::to_core(f),
             LayoutAttr::Ck(c) => c.to_core(),
         }
     }
@@ -110,7 +110,9 @@ impl LayoutAttr {
     pub fn validate(&self) -> Result<(), LayoutError> {
         match self {
             LayoutAttr::Cute(c) => c.validate(),
-            LayoutAttr::Furiosa(f) => f.validate().and_then(|_| super::furiosa_lower::to_core(f)).map(|_| ()),
+            LayoutAttr::Furiosa(f) => {
+                f.validate().and_then(|_| crate::layout::notation::furiosa_to_core::to_core(f)).map(|_| ())
+            }
             LayoutAttr::Xla(x) => x.validate(),
             LayoutAttr::Ck(c) => c.validate(),
         }
@@ -159,10 +161,10 @@ impl LayoutAttr {
     }
 
     /// The loop nest that visits the stored elements in the notation's order.
-    pub fn access_pattern(&self) -> Result<super::address::AccessPattern, LayoutError> {
+    pub fn access_pattern(&self) -> Result<crate::layout::address::AccessPattern, LayoutError> {
         let strided = self.to_core()?.into_strided();
         let strided = strided.map_err(|e| LayoutError(format!("{e}: it needs a general address form, not loops")))?;
-        super::address::access_pattern(&strided, self.order())
+        crate::layout::address::access_pattern(&strided, self.order())
     }
 }
 

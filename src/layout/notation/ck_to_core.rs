@@ -5,10 +5,10 @@
 //! uneven mix of coordinates) is CK's own function, evaluated per coordinate (`computed.rs`).
 
 use super::ck::{stage_error, CkLayout, Kind, Transform};
-use super::computed::Computed;
-use super::general::GeneralLayout;
-use super::repr::{Dim, Factor, Layout, LayoutError};
-use super::stage::Stage;
+use crate::layout::address_fn::Computed;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::stage::Stage;
+use crate::layout::strided::{Dim, Factor, Layout, LayoutError};
 
 /// Lowers a CK descriptor to the core form (dimensions = the top stage's upper dimensions).
 pub fn to_core(ck: &CkLayout) -> Result<GeneralLayout, LayoutError> {

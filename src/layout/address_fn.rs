@@ -3,10 +3,9 @@
 //! coordinate inside a digit): the CK transform chain or XLA's tiling evaluated coordinate by coordinate. Exact,
 //! but only tables and equality of the same function are structural; everything else goes through tables.
 
-use super::ck::{CkLayout, Kind};
-use super::repr::{fail, LayoutError};
-use super::xla::{TileDim, XlaLayout};
-use crate::zspace::ZRange;
+use super::notation::ck::{CkLayout, Kind};
+use super::notation::xla::{TileDim, XlaLayout};
+use super::strided::{fail, LayoutError};
 use std::fmt;
 
 /// A layout given by its notation's function from coordinates to offsets.
@@ -56,8 +55,8 @@ impl Computed {
             ));
         }
         let cosize = self.cosize()?;
-        for p in ZRange::of_shape(extents).points() {
-            let e: Vec<u64> = p.iter().map(|&c| c as u64).collect();
+        for i in 0..size {
+            let e = row_major_coordinate(i, extents);
             if let Some(o) = self.offset(&e) {
                 if o >= cosize {
                     return fail(format!("{self} puts element {e:?} at offset {o}, past its buffer of {cosize}"));
@@ -66,6 +65,16 @@ impl Computed {
         }
         Ok(())
     }
+}
+
+/// The coordinate of element number `i` (row-major, the last coordinate fastest) of a space with `extents`.
+fn row_major_coordinate(mut i: u64, extents: &[u64]) -> Vec<u64> {
+    let mut e = vec![0; extents.len()];
+    for k in (0..extents.len()).rev() {
+        e[k] = i % extents[k];
+        i /= extents[k];
+    }
+    e
 }
 
 impl fmt::Display for Computed {

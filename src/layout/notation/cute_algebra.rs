@@ -3,7 +3,7 @@
 //! admissibility condition fails; none truncates (pycute's known wrong results are rejected instead).
 
 use super::cute::{CuteLayout, IntTuple};
-use super::repr::{fail, LayoutError};
+use crate::layout::strided::{fail, LayoutError};
 
 /// The same function on `[0, size)` with the fewest modes: size-1 modes dropped, `(s0:d0),(s1:d1)` merged where
 /// `d1 = s0·d0`. Flat result (`1:0` when nothing is left).

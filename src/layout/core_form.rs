@@ -10,9 +10,9 @@
 //! positions added are Top padding.
 
 use super::canonical::{canonical, same_placement, Canonical};
-use super::cute_algebra::Swizzle;
-use super::repr::{Dim, Factor, Layout, LayoutError};
+use super::notation::cute_algebra::Swizzle;
 use super::stage::Stage;
+use super::strided::{Dim, Factor, Layout, LayoutError};
 use super::table::{offsets, positions, Order, Slot};
 
 /// A layout in the general core form. See the module docs for the meaning.
@@ -45,7 +45,7 @@ impl GeneralLayout {
 
     /// The layout that notation function `c` gives on logical dimensions `logical`: one computed stage onto a
     /// 1-D buffer, after checking that every element lands inside it.
-    pub fn computed(logical: Vec<Dim>, c: super::computed::Computed) -> Result<GeneralLayout, LayoutError> {
+    pub fn computed(logical: Vec<Dim>, c: super::address_fn::Computed) -> Result<GeneralLayout, LayoutError> {
         c.check(&logical.iter().map(|d| d.extent).collect::<Vec<_>>())?;
         let inner = Layout::row_major(&[c.cosize()?]);
         GeneralLayout::staged(logical, vec![Stage::Computed(Box::new(c))], inner)
@@ -172,7 +172,7 @@ impl GeneralLayout {
                 preimage[j as usize].push(i as u64);
             }
         }
-        let mut out = vec![Slot::Padding(super::repr::PadKind::Top); self.cosize() as usize];
+        let mut out = vec![Slot::Padding(super::strided::PadKind::Top); self.cosize() as usize];
         for (p, slot) in positions(&self.inner, Order::RowMajor).into_iter().enumerate() {
             let slot = match slot {
                 Slot::Live(inner) => {
@@ -180,7 +180,7 @@ impl GeneralLayout {
                         inner.iter().flat_map(|&j| preimage[j as usize].iter().copied()).collect();
                     elems.sort_unstable();
                     if elems.is_empty() {
-                        Slot::Padding(super::repr::PadKind::Top)
+                        Slot::Padding(super::strided::PadKind::Top)
                     } else {
                         Slot::Live(elems)
                     }

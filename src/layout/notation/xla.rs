@@ -4,9 +4,9 @@
 //! into the next more minor one. Lowered to the core representation digit by digit, so every tile counts in the
 //! footprint (XLA's own `ArraySize` sizes by the first tile only).
 
-use super::general::GeneralLayout;
-use super::repr::{fail, Dim, Factor, Layout, LayoutError};
-use super::stage::Stage;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::stage::Stage;
+use crate::layout::strided::{fail, Dim, Factor, Layout, LayoutError};
 use std::fmt;
 
 /// One entry of a tile.
@@ -116,7 +116,7 @@ impl XlaLayout {
             // Else XLA's own function (a repeated tile splitting a combined coordinate), when the tiles fit.
             None if err.0.contains("inside a digit") => {
                 let logical = self.dims.iter().map(|&n| Dim::new(n)).collect();
-                GeneralLayout::computed(logical, super::computed::Computed::Xla(self.clone()))
+                GeneralLayout::computed(logical, crate::layout::address_fn::Computed::Xla(self.clone()))
                     .map_err(|e| LayoutError(format!("{} (and it has no strided form: {err})", e.0)))
             }
             None => Err(err),
@@ -285,7 +285,7 @@ impl XlaLayout {
         if l.base != 0 || l.factors.iter().any(|f| f.dim.is_none() && f.extent > 1) {
             return Err(cannot("it has a base offset or stores elements twice"));
         }
-        let c = super::canonical::canonical(l)?;
+        let c = crate::layout::canonical::canonical(l)?;
         if c.digits.iter().any(|d| d.len() > 2) {
             return Err(cannot("a dimension has more than two digits (repeated tiles are not searched)"));
         }
@@ -297,7 +297,7 @@ impl XlaLayout {
         for candidate in tile_candidates(&c.digits, &physical, &dims) {
             let tiles = if candidate.is_empty() { Vec::new() } else { vec![candidate] };
             let x = XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m.clone()), tiles };
-            if x.to_repr().is_ok_and(|r| super::canonical::same_placement(&r, l).unwrap_or(false)) {
+            if x.to_repr().is_ok_and(|r| crate::layout::canonical::same_placement(&r, l).unwrap_or(false)) {
                 return Ok(x);
             }
         }

@@ -3,8 +3,8 @@
 //! coordinates to the lower ones of the stage below, as `transform_tensor_descriptor` does. Lowered to the core
 //! by pushing each top dimension's coordinate down as digits with coefficients.
 
-use super::general::GeneralLayout;
-use super::repr::{Dim, Factor, Layout, LayoutError};
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::strided::{Dim, Factor, Layout, LayoutError};
 use std::fmt;
 
 /// A transform argument as written: an integer or a list.
@@ -187,7 +187,7 @@ impl CkLayout {
     }
 
     /// The strides of the base descriptor (row-major for a packed one).
-    pub(super) fn base_strides(&self) -> Vec<i64> {
+    pub(in crate::layout) fn base_strides(&self) -> Vec<i64> {
         if let Some(s) = &self.strides {
             return s.clone();
         }
@@ -202,7 +202,7 @@ impl CkLayout {
 
     /// Lengths of every stage's dimensions, bottom (base) first; checks that each stage reads every lower
     /// dimension once and defines its upper dimensions `0..n` once.
-    pub(super) fn stage_lengths(&self) -> Result<Vec<Vec<u64>>, LayoutError> {
+    pub(in crate::layout) fn stage_lengths(&self) -> Result<Vec<Vec<u64>>, LayoutError> {
         let mut levels = vec![self.lengths.clone()];
         for (s, stage) in self.stages.iter().enumerate() {
             let below = levels.last().unwrap().len();
@@ -237,12 +237,12 @@ impl CkLayout {
 
     /// The core form (see `ck_lower.rs`): dimensions = the top stage's upper dimensions (row-major numbering).
     pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
-        super::ck_lower::to_core(self)
+        super::ck_to_core::to_core(self)
     }
 }
 
 /// An error in transform stage `s` (numbered from 1 in the message).
-pub(super) fn stage_error(s: usize, msg: impl std::fmt::Display) -> LayoutError {
+pub(in crate::layout) fn stage_error(s: usize, msg: impl std::fmt::Display) -> LayoutError {
     LayoutError(format!("transform stage {}: {msg}", s + 1))
 }
 
@@ -303,7 +303,7 @@ impl CkLayout {
         if back.base != l.base {
             return fail(&format!("it starts at offset {}, and CK descriptors start at 0", l.base - back.base));
         }
-        if !super::canonical::same_placement(&back, l)? {
+        if !crate::layout::canonical::same_placement(&back, l)? {
             return fail("its padding is not CK's (padding in CK holds no buffer positions)");
         }
         Ok(layout)

@@ -3,7 +3,7 @@
 //! (`L = m[A]`, `N = 64`, used as `{L}`, `{N}`). This file holds the expression tree, its sizes and its printing;
 //! `furiosa_lower.rs` gives it the core meaning.
 
-use super::repr::{fail, Factor, Layout, LayoutError, PadKind};
+use crate::layout::strided::{fail, Factor, Layout, LayoutError, PadKind};
 use std::fmt;
 
 /// A mapping expression.
