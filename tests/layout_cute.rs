@@ -4,6 +4,7 @@
 use tapestry::dialects::layout::syntax::parse_cute;
 use tapestry::layout::notation::cute::{crd2idx, idx2crd, idx2crd_strided, CuteLayout, IntTuple};
 use tapestry::layout::notation::cute_algebra::*;
+use tapestry::layout::swizzle::Swizzle;
 
 fn l(text: &str) -> CuteLayout {
     let a = parse_cute(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));

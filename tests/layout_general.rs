@@ -6,11 +6,10 @@
 use proptest::prelude::*;
 use tapestry::dialects::layout::attr::LayoutAttr;
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa, parse_xla};
-use tapestry::layout::address_fn::Computed;
 use tapestry::layout::core_form::{canonical_general, equivalent_general, GeneralLayout};
-use tapestry::layout::notation::cute_algebra::Swizzle;
 use tapestry::layout::stage::Stage;
 use tapestry::layout::strided::{Dim, Factor, Layout};
+use tapestry::layout::swizzle::Swizzle;
 use tapestry::layout::table::{Order, Slot};
 
 fn core(attr: LayoutAttr) -> GeneralLayout {
@@ -249,7 +248,7 @@ proptest! {
         let x = tapestry::layout::notation::xla::XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m), tiles };
         if let Ok(strided) = x.to_repr() {
             let logical = dims.iter().map(|&n| Dim::new(n)).collect();
-            let computed = GeneralLayout::computed(logical, Computed::Xla(x.clone())).unwrap();
+            let computed = GeneralLayout::computed(logical, x.clone()).unwrap();
             let strided: GeneralLayout = strided.into();
             prop_assert_eq!(computed.offsets(Order::RowMajor).unwrap(), strided.offsets(Order::RowMajor).unwrap());
             prop_assert_eq!(computed.cosize(), strided.cosize());
@@ -264,7 +263,7 @@ proptest! {
         let Ok(ck) = tapestry::layout::notation::ck::CkLayout::from_repr(&layout) else { return Ok(()) };
         let strided = ck.to_core().unwrap();
         let logical = layout.dims.iter().map(|d| Dim::new(d.extent)).collect();
-        let computed = GeneralLayout::computed(logical, Computed::Ck(ck)).unwrap();
+        let computed = GeneralLayout::computed(logical, ck).unwrap();
         prop_assert_eq!(computed.offsets(Order::RowMajor).unwrap(), strided.offsets(Order::RowMajor).unwrap());
     }
 }

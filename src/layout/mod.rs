@@ -11,5 +11,6 @@ pub mod core_form;
 pub mod notation;
 pub mod stage;
 pub mod strided;
+pub mod swizzle;
 pub mod table;
 pub mod views;

@@ -9,7 +9,7 @@ use super::registry::PassEntry;
 use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
 use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
 use crate::layout::address::AccessPattern;
-use crate::layout::core_form::{canonical_general, show_swizzle, CanonicalGeneral};
+use crate::layout::core_form::{canonical_general, CanonicalGeneral};
 use crate::layout::table::Slot;
 use serde_json::json;
 
@@ -182,7 +182,7 @@ fn core_line(loc: &str, text: &str, g: &CanonicalGeneral) -> String {
         value["stages"] = json!(g.stages.iter().map(ToString::to_string).collect::<Vec<_>>());
     }
     if let Some(sw) = &g.swizzle {
-        value["swizzle"] = json!(show_swizzle(sw));
+        value["swizzle"] = json!(sw.to_string());
     }
     format!("{value}\n")
 }
