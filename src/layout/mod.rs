@@ -8,6 +8,7 @@ pub mod address;
 pub mod address_fn;
 pub mod canonical;
 pub mod core_form;
+pub mod format;
 pub mod notation;
 pub mod stage;
 pub mod strided;

@@ -2,13 +2,14 @@
 
 use crate::ir::dialect_data::DialectValue;
 use crate::layout::core_form::GeneralLayout;
+use crate::layout::format::Tabulation;
 use crate::layout::notation::ck::CkLayout;
 use crate::layout::notation::cute::{CuteLayout, IntTuple};
 use crate::layout::notation::furiosa::FuriosaLayout;
 use crate::layout::notation::xla::XlaLayout;
 use crate::layout::strided::{Layout, LayoutError};
 use crate::layout::swizzle::Swizzle;
-use crate::layout::table::{Order, Slot};
+use crate::layout::table::Order;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
 
@@ -127,37 +128,10 @@ impl LayoutAttr {
     }
 }
 
-/// A layout tabulated in its notation's element order: what `layout-print` shows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tabulation {
-    /// Number of logical elements.
-    pub size: u64,
-    /// Buffer size, padding included.
-    pub cosize: u64,
-    /// The offset of each element (`None`: not stored).
-    pub offsets: Vec<Option<i64>>,
-    /// What each buffer position holds.
-    pub positions: Vec<Slot>,
-}
-
 impl LayoutAttr {
     /// Tabulates the layout if it has at most `limit` elements and positions (else says how many it has).
     pub fn tabulate(&self, limit: u64) -> Result<Tabulation, LayoutError> {
-        let core = self.to_core()?;
-        let too_big = |what: &str, n: u64| LayoutError(format!("{n} {what} are more than the limit of {limit}"));
-        if core.size() > limit {
-            return Err(too_big("elements", core.size()));
-        }
-        if core.cosize() > limit {
-            return Err(too_big("positions", core.cosize()));
-        }
-        let order = self.order();
-        Ok(Tabulation {
-            size: core.size(),
-            cosize: core.cosize(),
-            offsets: core.offsets(order)?,
-            positions: core.positions(order)?,
-        })
+        Tabulation::of(&self.to_core()?, self.order(), limit)
     }
 
     /// The loop nest that visits the stored elements in the notation's order.
