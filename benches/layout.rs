@@ -7,11 +7,11 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::Instant;
-use tapestry::dialects::layout::address::access_pattern;
-use tapestry::dialects::layout::cute::CuteLayout;
-use tapestry::dialects::layout::cute_algebra as alg;
 use tapestry::dialects::layout::syntax::{parse_cute, parse_xla};
-use tapestry::dialects::layout::table::{offsets_into, Order};
+use tapestry::layout::address::access_pattern;
+use tapestry::layout::notation::cute::CuteLayout;
+use tapestry::layout::notation::cute_algebra as alg;
+use tapestry::layout::table::{offsets_into, Order};
 
 /// `(op, a, b)`: the algebra cases, CuTe notation (`b` is the bound for complement, empty for unary ops).
 const CASES: &[(&str, &str, &str)] = &[

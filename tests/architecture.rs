@@ -28,7 +28,7 @@ fn target_of(path: &str) -> String {
 }
 
 /// Self-contained libraries: they use std and crates only, and any module may use them.
-const LIBRARIES: &[&str] = &["zspace", "array"];
+const LIBRARIES: &[&str] = &["zspace", "array", "layout"];
 
 fn allowed(module: &str, target: &str) -> bool {
     if module == target || target.is_empty() {

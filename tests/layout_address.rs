@@ -2,9 +2,9 @@
 //! for generated layouts (or says why it cannot).
 
 use proptest::prelude::*;
-use tapestry::dialects::layout::address::access_pattern;
-use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
-use tapestry::dialects::layout::table::{offsets, Order};
+use tapestry::layout::address::access_pattern;
+use tapestry::layout::strided::{Dim, Factor, Layout};
+use tapestry::layout::table::{offsets, Order};
 
 fn layout() -> impl Strategy<Value = Layout> {
     let dim = (prop::collection::vec(1u64..5, 1..4), 0u64..3, prop::collection::vec(-5i64..12, 3));

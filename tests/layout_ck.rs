@@ -2,12 +2,12 @@
 //! through the core representation.
 
 use tapestry::dialects::layout::attr::LayoutAttr;
-use tapestry::dialects::layout::canonical::equivalent;
-use tapestry::dialects::layout::ck::CkLayout;
-use tapestry::dialects::layout::general::equivalent_general;
-use tapestry::dialects::layout::repr::Layout;
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute};
-use tapestry::dialects::layout::table::Order;
+use tapestry::layout::canonical::equivalent;
+use tapestry::layout::core_form::equivalent_general;
+use tapestry::layout::notation::ck::CkLayout;
+use tapestry::layout::strided::Layout;
+use tapestry::layout::table::Order;
 
 fn ck(text: &str) -> CkLayout {
     parse_ck(text).unwrap_or_else(|e| panic!("{text}: {e:?}"))

@@ -2,14 +2,14 @@
 //! notation, the text printed for it parses back to a layout that places every element where the source does.
 
 use proptest::prelude::*;
-use tapestry::dialects::layout::canonical::same_placement;
-use tapestry::dialects::layout::ck::CkLayout;
-use tapestry::dialects::layout::cute::CuteLayout;
-use tapestry::dialects::layout::furiosa::FuriosaLayout;
-use tapestry::dialects::layout::furiosa_lower;
-use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa, parse_xla};
-use tapestry::dialects::layout::xla::XlaLayout;
+use tapestry::layout::canonical::same_placement;
+use tapestry::layout::notation::ck::CkLayout;
+use tapestry::layout::notation::cute::CuteLayout;
+use tapestry::layout::notation::furiosa::FuriosaLayout;
+use tapestry::layout::notation::furiosa_to_core;
+use tapestry::layout::notation::xla::XlaLayout;
+use tapestry::layout::strided::{Dim, Factor, Layout};
 
 /// Row-major-ish layouts: dimensions split into digits, placed in a shuffled nest with optional slack per digit.
 fn layout() -> impl Strategy<Value = Layout> {
@@ -60,7 +60,7 @@ proptest! {
             Ok(f) => {
                 let parsed = parse_furiosa(&f.to_string()).unwrap();
                 parsed.validate().unwrap();
-                let back = furiosa_lower::to_core(&parsed).unwrap().into_strided().unwrap();
+                let back = furiosa_to_core::to_core(&parsed).unwrap().into_strided().unwrap();
                 prop_assert!(same_placement(&back, &l).unwrap(), "furiosa {}", f);
                 prop_assert_eq!(back.cosize, l.cosize);
             }

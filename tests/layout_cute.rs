@@ -1,9 +1,10 @@
 //! CuTe layouts: the worked examples of the CuTe documents (seed 001, the layout notes), and the cases where
 //! pycute returns a wrong or truncated result, which must be rejected with a reason instead.
 
-use tapestry::dialects::layout::cute::{crd2idx, idx2crd, idx2crd_strided, CuteLayout, IntTuple};
-use tapestry::dialects::layout::cute_algebra::*;
 use tapestry::dialects::layout::syntax::parse_cute;
+use tapestry::layout::notation::cute::{crd2idx, idx2crd, idx2crd_strided, CuteLayout, IntTuple};
+use tapestry::layout::notation::cute_algebra::*;
+use tapestry::layout::swizzle::Swizzle;
 
 fn l(text: &str) -> CuteLayout {
     let a = parse_cute(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));

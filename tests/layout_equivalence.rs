@@ -4,9 +4,9 @@
 //! Top padding extended).
 
 use proptest::prelude::*;
-use tapestry::dialects::layout::canonical::{canonical, equivalent};
-use tapestry::dialects::layout::repr::{Dim, Factor, Layout, PadKind};
-use tapestry::dialects::layout::table::{offsets, positions, Order, Slot};
+use tapestry::layout::canonical::{canonical, equivalent};
+use tapestry::layout::strided::{Dim, Factor, Layout, PadKind};
+use tapestry::layout::table::{offsets, positions, Order, Slot};
 
 /// The whole meaning, tabulated: the dimensions (name and extent), which elements are stored where (the first
 /// copy of each, in row-major order), and what every position holds.

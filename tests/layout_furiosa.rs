@@ -3,11 +3,11 @@
 //! property tests over generated expressions.
 
 use proptest::prelude::*;
-use tapestry::dialects::layout::canonical::equivalent;
-use tapestry::dialects::layout::furiosa_lower::to_core;
-use tapestry::dialects::layout::repr::{Layout, PadKind};
 use tapestry::dialects::layout::syntax::parse_furiosa;
-use tapestry::dialects::layout::table::{positions, Order, Slot};
+use tapestry::layout::canonical::equivalent;
+use tapestry::layout::notation::furiosa_to_core::to_core;
+use tapestry::layout::strided::{Layout, PadKind};
+use tapestry::layout::table::{positions, Order, Slot};
 
 fn lower(text: &str) -> Result<Layout, String> {
     let f = parse_furiosa(text).map_err(|e| format!("{e:?}"))?;

@@ -5,13 +5,12 @@
 
 use proptest::prelude::*;
 use tapestry::dialects::layout::attr::LayoutAttr;
-use tapestry::dialects::layout::computed::Computed;
-use tapestry::dialects::layout::cute_algebra::Swizzle;
-use tapestry::dialects::layout::general::{canonical_general, equivalent_general, GeneralLayout};
-use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
-use tapestry::dialects::layout::stage::Stage;
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa, parse_xla};
-use tapestry::dialects::layout::table::{Order, Slot};
+use tapestry::layout::core_form::{canonical_general, equivalent_general, GeneralLayout};
+use tapestry::layout::stage::Stage;
+use tapestry::layout::strided::{Dim, Factor, Layout};
+use tapestry::layout::swizzle::Swizzle;
+use tapestry::layout::table::{Order, Slot};
 
 fn core(attr: LayoutAttr) -> GeneralLayout {
     attr.validate().unwrap_or_else(|e| panic!("{e}"));
@@ -245,11 +244,11 @@ proptest! {
         let rank = dims.len();
         let mut m2m: Vec<u64> = (0..rank as u64).rev().collect();
         m2m.rotate_left(perm % rank);
-        let tiles = tiles.into_iter().map(|t| t.into_iter().map(tapestry::dialects::layout::xla::TileDim::Size).collect()).collect();
-        let x = tapestry::dialects::layout::xla::XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m), tiles };
+        let tiles = tiles.into_iter().map(|t| t.into_iter().map(tapestry::layout::notation::xla::TileDim::Size).collect()).collect();
+        let x = tapestry::layout::notation::xla::XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m), tiles };
         if let Ok(strided) = x.to_repr() {
             let logical = dims.iter().map(|&n| Dim::new(n)).collect();
-            let computed = GeneralLayout::computed(logical, Computed::Xla(x.clone())).unwrap();
+            let computed = GeneralLayout::computed(logical, x.clone()).unwrap();
             let strided: GeneralLayout = strided.into();
             prop_assert_eq!(computed.offsets(Order::RowMajor).unwrap(), strided.offsets(Order::RowMajor).unwrap());
             prop_assert_eq!(computed.cosize(), strided.cosize());
@@ -261,10 +260,10 @@ proptest! {
     #[test]
     fn ck_function_matches_its_strided_form(g in arb_general()) {
         let Ok(layout) = g.normalized().into_strided() else { return Ok(()) };
-        let Ok(ck) = tapestry::dialects::layout::ck::CkLayout::from_repr(&layout) else { return Ok(()) };
+        let Ok(ck) = tapestry::layout::notation::ck::CkLayout::from_repr(&layout) else { return Ok(()) };
         let strided = ck.to_core().unwrap();
         let logical = layout.dims.iter().map(|d| Dim::new(d.extent)).collect();
-        let computed = GeneralLayout::computed(logical, Computed::Ck(ck)).unwrap();
+        let computed = GeneralLayout::computed(logical, ck).unwrap();
         prop_assert_eq!(computed.offsets(Order::RowMajor).unwrap(), strided.offsets(Order::RowMajor).unwrap());
     }
 }

@@ -1,15 +1,15 @@
 //! The same layout in the four notations (the README's side-by-side table) means the same.
 
-use tapestry::dialects::layout::canonical::equivalent;
-use tapestry::dialects::layout::furiosa_lower;
-use tapestry::dialects::layout::repr::Layout;
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa, parse_xla};
+use tapestry::layout::canonical::equivalent;
+use tapestry::layout::notation::furiosa_to_core;
+use tapestry::layout::strided::Layout;
 
 fn all_four(xla: &str, cute: &str, furiosa: &str, ck: &str) -> [Layout; 4] {
     [
         parse_xla(xla).unwrap().to_repr().unwrap(),
         parse_cute(cute).unwrap().layout().unwrap().to_repr().unwrap(),
-        furiosa_lower::to_core(&parse_furiosa(furiosa).unwrap()).unwrap().into_strided().unwrap(),
+        furiosa_to_core::to_core(&parse_furiosa(furiosa).unwrap()).unwrap().into_strided().unwrap(),
         parse_ck(ck).unwrap().to_core().unwrap().into_strided().unwrap(),
     ]
 }

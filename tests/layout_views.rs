@@ -2,9 +2,9 @@
 //! (`offset(view, c) == offset(source, f(c))`), and the requests no view can express say they need a copy.
 
 use proptest::prelude::*;
-use tapestry::dialects::layout::repr::{Dim, Factor, Layout};
 use tapestry::dialects::layout::syntax::parse_xla;
-use tapestry::dialects::layout::views::*;
+use tapestry::layout::strided::{Dim, Factor, Layout};
+use tapestry::layout::views::*;
 
 fn coords(l: &Layout) -> Vec<Vec<u64>> {
     let mut out = vec![vec![]];

@@ -1,8 +1,8 @@
 //! XLA tiled layouts: the worked examples of XLA's tiling document (seed 002) and the layout notes, through the
 //! core representation.
 
-use tapestry::dialects::layout::repr::Layout;
 use tapestry::dialects::layout::syntax::parse_xla;
+use tapestry::layout::strided::Layout;
 
 fn repr(text: &str) -> Layout {
     let x = parse_xla(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));

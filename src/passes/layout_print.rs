@@ -1,17 +1,15 @@
 //! `layout-print`: for every layout attribute in the module, in op order, prints its table: one JSON object per
 //! line (`format=json`), a human-readable table (`format=table`), its address loops (`format=loops`) or its
 //! canonical core form (`format=core`), to the pass output (standard output in `tap-opt`), as CuTe's
-//! `print_layout` does for one layout.
+//! `print_layout` does for one layout. The forms themselves are the layout library's (`layout::format`).
 
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::layout::address::AccessPattern;
-use crate::dialects::layout::attr::{LayoutAttr, Tabulation};
-use crate::dialects::layout::general::{canonical_general, show_swizzle, CanonicalGeneral};
-use crate::dialects::layout::table::Slot;
+use crate::dialects::layout::attr::LayoutAttr;
 use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
-use serde_json::json;
+use crate::layout::core_form::canonical_general;
+use crate::layout::format::{core_line, json_line, loops_line, table};
 
 /// The registration of `layout-print`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
@@ -137,80 +135,4 @@ fn collect_in_type(ctx: &Context, ty: TypeId, out: &mut Vec<(AttrId, LayoutAttr)
         TypeKind::Tuple(items) => items.iter().for_each(|&t| collect_in_type(ctx, t, out)),
         _ => {}
     }
-}
-
-fn json_line(loc: &str, text: &str, tab: &Tabulation) -> String {
-    let positions: Vec<&[u64]> = tab
-        .positions
-        .iter()
-        .map(|s| match s {
-            Slot::Live(elems) => elems.as_slice(),
-            Slot::Padding(_) => &[],
-        })
-        .collect();
-    let value = json!({
-        "loc": loc,
-        "layout": text,
-        "size": tab.size,
-        "cosize": tab.cosize,
-        "offsets": tab.offsets,
-        "positions": positions,
-    });
-    format!("{value}\n")
-}
-
-/// The canonical core form: what the layout means, whatever its notation. Coordinate stages and a swizzle, when
-/// the layout has them, come as `logical` (the dimensions the stages read), `stages` and `swizzle`.
-fn core_line(loc: &str, text: &str, g: &CanonicalGeneral) -> String {
-    let c = &g.inner;
-    let dims: Vec<_> = c
-        .dims
-        .iter()
-        .zip(&c.digits)
-        .map(|(d, digits)| {
-            json!({
-                "name": d.name, "extent": d.extent, "start": d.start, "stored": d.stored, "pad": d.pad.name(),
-                "digits": digits.iter().map(|&(place, extent, stride)| json!([place, extent, stride])).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let mut value =
-        json!({ "loc": loc, "layout": text, "dims": dims, "replicas": c.replicas, "base": c.base, "cosize": c.cosize });
-    if !g.stages.is_empty() {
-        let logical: Vec<_> = g.logical.iter().map(|d| json!({ "name": d.name, "extent": d.extent })).collect();
-        value["logical"] = json!(logical);
-        value["stages"] = json!(g.stages.iter().map(ToString::to_string).collect::<Vec<_>>());
-    }
-    if let Some(sw) = &g.swizzle {
-        value["swizzle"] = json!(show_swizzle(sw));
-    }
-    format!("{value}\n")
-}
-
-fn loops_line(loc: &str, text: &str, p: &AccessPattern) -> String {
-    let value = json!({ "loc": loc, "layout": text, "base": p.base, "loops": p.loops });
-    format!("{value}\n")
-}
-
-/// A readable form: the offsets in element order, then the buffer with what each position holds.
-fn table(loc: &str, text: &str, tab: &Tabulation) -> String {
-    let mut out = format!("{loc}: {text}\n  size {}, cosize {}\n  offsets:", tab.size, tab.cosize);
-    for o in &tab.offsets {
-        match o {
-            Some(o) => out.push_str(&format!(" {o}")),
-            None => out.push_str(" -"),
-        }
-    }
-    out.push_str("\n  positions:");
-    for (p, s) in tab.positions.iter().enumerate() {
-        match s {
-            Slot::Live(e) => {
-                let list: Vec<String> = e.iter().map(u64::to_string).collect();
-                out.push_str(&format!(" {p}:{}", list.join("|")))
-            }
-            Slot::Padding(kind) => out.push_str(&format!(" {p}:pad({})", kind.name())),
-        }
-    }
-    out.push('\n');
-    out
 }

@@ -7,14 +7,14 @@
 
 use super::attr::{CuteAttr, LayoutAttr};
 use super::constant::layout_of;
-use super::cute::CuteLayout;
-use super::cute_algebra as algebra;
 use super::layout_type::is_layout_type;
-use super::repr::{fail, LayoutError};
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::rewrite::Folded;
 use crate::ir::verify::op_error;
 use crate::ir::{Arity, Attr, AttrId, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::layout::notation::cute::CuteLayout;
+use crate::layout::notation::cute_algebra as algebra;
+use crate::layout::strided::{fail, LayoutError};
 use std::sync::Arc;
 
 const TRAITS: &[OpTrait] = &[OpTrait::Pure, OpTrait::SameOperandsAndResultType];
@@ -82,13 +82,17 @@ fn evaluate(ctx: &Context, op: OpId, inputs: &[&LayoutAttr]) -> Result<LayoutAtt
 fn convert(l: &LayoutAttr, to: &str) -> Result<LayoutAttr, LayoutError> {
     let repr = l.to_repr()?;
     let out = convert_unchecked(l, &repr, to)?;
-    if !super::canonical::same_placement(&out.to_repr()?, &repr)? {
+    if !crate::layout::canonical::same_placement(&out.to_repr()?, &repr)? {
         return fail(format!("the {to} form of {} would place elements elsewhere", DialectValue::name(l)));
     }
     Ok(out)
 }
 
-fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Result<LayoutAttr, LayoutError> {
+fn convert_unchecked(
+    l: &LayoutAttr,
+    repr: &crate::layout::strided::Layout,
+    to: &str,
+) -> Result<LayoutAttr, LayoutError> {
     match to {
         _ if matches!(
             (l, to),
@@ -100,16 +104,16 @@ fn convert_unchecked(l: &LayoutAttr, repr: &super::repr::Layout, to: &str) -> Re
         {
             Ok(l.clone())
         }
-        "furiosa" => Ok(LayoutAttr::Furiosa(super::furiosa::FuriosaLayout::from_repr(repr)?)),
+        "furiosa" => Ok(LayoutAttr::Furiosa(crate::layout::notation::furiosa::FuriosaLayout::from_repr(repr)?)),
         "cute" => {
-            let at_zero = super::repr::Layout { base: 0, ..repr.clone() };
+            let at_zero = crate::layout::strided::Layout { base: 0, ..repr.clone() };
             let repr = &repr;
             let mut c = CuteAttr::plain(CuteLayout::from_repr(&at_zero)?);
             c.offset = repr.base;
             Ok(LayoutAttr::Cute(c))
         }
-        "ck" => Ok(LayoutAttr::Ck(super::ck::CkLayout::from_repr(repr)?)),
-        "xla" => Ok(LayoutAttr::Xla(super::xla::XlaLayout::from_repr(repr)?)),
+        "ck" => Ok(LayoutAttr::Ck(crate::layout::notation::ck::CkLayout::from_repr(repr)?)),
+        "xla" => Ok(LayoutAttr::Xla(crate::layout::notation::xla::XlaLayout::from_repr(repr)?)),
         other => fail(format!("cannot convert to '{other}' (cute, ck, furiosa and xla can be targets)")),
     }
 }

@@ -1,14 +1,15 @@
 //! The dialect's attributes: one payload per notation, each printed back in its own notation.
 
-use super::ck::CkLayout;
-use super::cute::{CuteLayout, IntTuple};
-use super::cute_algebra::Swizzle;
-use super::furiosa::FuriosaLayout;
-use super::general::GeneralLayout;
-use super::repr::{Layout, LayoutError};
-use super::table::{Order, Slot};
-use super::xla::XlaLayout;
 use crate::ir::dialect_data::DialectValue;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::format::Tabulation;
+use crate::layout::notation::ck::CkLayout;
+use crate::layout::notation::cute::{CuteLayout, IntTuple};
+use crate::layout::notation::furiosa::FuriosaLayout;
+use crate::layout::notation::xla::XlaLayout;
+use crate::layout::strided::{Layout, LayoutError};
+use crate::layout::swizzle::Swizzle;
+use crate::layout::table::Order;
 use std::any::Any;
 use std::hash::{Hash, Hasher};
 
@@ -87,7 +88,7 @@ impl LayoutAttr {
                 Ok(GeneralLayout { swizzle: c.swizzle()?, ..GeneralLayout::from(inner) })
             }
             LayoutAttr::Xla(x) => x.to_core(),
-            LayoutAttr::Furiosa(f) => super::furiosa_lower::to_core(f),
+            LayoutAttr::Furiosa(f) => crate::layout::notation::furiosa_to_core::to_core(f),
             LayoutAttr::Ck(c) => c.to_core(),
         }
     }
@@ -110,7 +111,9 @@ impl LayoutAttr {
     pub fn validate(&self) -> Result<(), LayoutError> {
         match self {
             LayoutAttr::Cute(c) => c.validate(),
-            LayoutAttr::Furiosa(f) => f.validate().and_then(|_| super::furiosa_lower::to_core(f)).map(|_| ()),
+            LayoutAttr::Furiosa(f) => {
+                f.validate().and_then(|_| crate::layout::notation::furiosa_to_core::to_core(f)).map(|_| ())
+            }
             LayoutAttr::Xla(x) => x.validate(),
             LayoutAttr::Ck(c) => c.validate(),
         }
@@ -125,44 +128,17 @@ impl LayoutAttr {
     }
 }
 
-/// A layout tabulated in its notation's element order: what `layout-print` shows.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Tabulation {
-    /// Number of logical elements.
-    pub size: u64,
-    /// Buffer size, padding included.
-    pub cosize: u64,
-    /// The offset of each element (`None`: not stored).
-    pub offsets: Vec<Option<i64>>,
-    /// What each buffer position holds.
-    pub positions: Vec<Slot>,
-}
-
 impl LayoutAttr {
     /// Tabulates the layout if it has at most `limit` elements and positions (else says how many it has).
     pub fn tabulate(&self, limit: u64) -> Result<Tabulation, LayoutError> {
-        let core = self.to_core()?;
-        let too_big = |what: &str, n: u64| LayoutError(format!("{n} {what} are more than the limit of {limit}"));
-        if core.size() > limit {
-            return Err(too_big("elements", core.size()));
-        }
-        if core.cosize() > limit {
-            return Err(too_big("positions", core.cosize()));
-        }
-        let order = self.order();
-        Ok(Tabulation {
-            size: core.size(),
-            cosize: core.cosize(),
-            offsets: core.offsets(order)?,
-            positions: core.positions(order)?,
-        })
+        Tabulation::of(&self.to_core()?, self.order(), limit)
     }
 
     /// The loop nest that visits the stored elements in the notation's order.
-    pub fn access_pattern(&self) -> Result<super::address::AccessPattern, LayoutError> {
+    pub fn access_pattern(&self) -> Result<crate::layout::address::AccessPattern, LayoutError> {
         let strided = self.to_core()?.into_strided();
         let strided = strided.map_err(|e| LayoutError(format!("{e}: it needs a general address form, not loops")))?;
-        super::address::access_pattern(&strided, self.order())
+        crate::layout::address::access_pattern(&strided, self.order())
     }
 }
 

@@ -1,29 +1,15 @@
-//! The `layout` dialect: where the elements of a logical tensor sit in a linear buffer, read in four published
-//! notations (CuTe layouts, Furiosa mapping expressions, XLA tiled layouts, CK tensor descriptors), given one
-//! exact meaning ([`repr::Layout`]) and one algebra.
+//! The `layout` dialect: where the elements of a logical tensor sit in a linear buffer, as attributes in four
+//! published notations (CuTe layouts, Furiosa mapping expressions, XLA tiled layouts, CK tensor descriptors), the
+//! `!layout.layout` type and the ops of the algebra. The notations' data, their one exact meaning and the algebra
+//! are the [`crate::layout`] library; this dialect holds their attribute syntax, attributes, type and ops.
 
-pub mod address;
 pub mod algebra_ops;
 pub mod attr;
-pub mod canonical;
-pub mod ck;
-pub mod ck_lower;
-pub mod computed;
 pub mod constant;
-pub mod cute;
-pub mod cute_algebra;
-pub mod furiosa;
-pub mod furiosa_lower;
-pub mod general;
 pub mod layout_type;
 pub mod lexer;
-pub mod repr;
-pub mod stage;
 pub mod syntax;
-pub mod table;
 pub mod tensor_ops;
-pub mod views;
-pub mod xla;
 
 use crate::ir::builder::OpState;
 use crate::ir::dialect_data::DialectData;

@@ -74,17 +74,17 @@ fn describe(tok: super::lexer::Tok<'_>) -> String {
 }
 
 /// Parses the body of `#layout.furiosa<...>`.
-pub fn parse_furiosa(body: &str) -> Result<super::furiosa::FuriosaLayout, BodyError> {
+pub fn parse_furiosa(body: &str) -> Result<crate::layout::notation::furiosa::FuriosaLayout, BodyError> {
     parse_with(body, |tokens| grammar::FuriosaParser::new().parse(tokens))
 }
 
 /// Parses the body of `#layout.ck<...>`.
-pub fn parse_ck(body: &str) -> Result<super::ck::CkLayout, BodyError> {
+pub fn parse_ck(body: &str) -> Result<crate::layout::notation::ck::CkLayout, BodyError> {
     parse_with(body, |tokens| grammar::CkParser::new().parse(tokens))
 }
 
 /// Parses the body of `#layout.xla<...>`.
-pub fn parse_xla(body: &str) -> Result<super::xla::XlaLayout, BodyError> {
+pub fn parse_xla(body: &str) -> Result<crate::layout::notation::xla::XlaLayout, BodyError> {
     parse_with(body, |tokens| grammar::XlaParser::new().parse(tokens))
 }
 

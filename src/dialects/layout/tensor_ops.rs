@@ -8,9 +8,6 @@
 //!   type folds away.
 
 use super::constant::layout_of;
-use super::general::GeneralLayout;
-use super::repr::Layout;
-use super::views::{self, ViewError};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
 use crate::ir::rewrite::Folded;
@@ -18,6 +15,9 @@ use crate::ir::verify::op_error;
 use crate::ir::{
     Arity, Attr, AttrId, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, TypeId, TypeKind,
 };
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::strided::Layout;
+use crate::layout::views::{self, ViewError};
 use std::fmt;
 
 /// The registration of `layout.attach`.
@@ -139,7 +139,7 @@ fn verify_view(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
             op_error(ctx, op, format!("{kind} {args:?} is not a view of the operand's layout (needs a copy): {reason}"))
         }
     })?;
-    match super::general::same_placement_general(&viewed, &to) {
+    match crate::layout::core_form::same_placement_general(&viewed, &to) {
         Ok(true) => Ok(()),
         Ok(false) => {
             Err(op_error(ctx, op, format!("the result layout is not {kind} {args:?} of the operand's layout")))

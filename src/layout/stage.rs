@@ -1,7 +1,9 @@
 //! Coordinate stages: maps of logical coordinates that no sum of digits can say (regrouping, skew, xor, modulo,
-//! sampling, a notation's own address function), applied before a strided layout in the general core form ([`super::general::GeneralLayout`]).
+//! sampling, a notation's own address function), applied before a strided layout in the general core form
+//! ([`super::core_form::GeneralLayout`]).
 
-use super::repr::{fail, LayoutError};
+use super::address_fn::Computed;
+use super::strided::{fail, LayoutError};
 use std::fmt;
 
 /// One coordinate stage: it reads a coordinate vector and writes the one the next stage (or the strided layout)
@@ -38,7 +40,7 @@ pub enum Stage {
     },
     /// The whole coordinate becomes the buffer offset the notation's own function gives (one output coordinate
     /// of extent `cosize`); for layouts no other stage can say.
-    Computed(Box<super::computed::Computed>),
+    Computed(Computed),
     /// Only the coordinates `e[dim]` whose digit `d = (e[dim] / place) mod step` is below `keep` are stored, the
     /// digit shrunk to `keep` values (`e mod place + d · place + (e / (place · step)) · place · keep`): a Furiosa
     /// axis the mapping reads only through `A / step` (place 1, keep 1), with a gap between its digits

@@ -2,16 +2,27 @@
 //! coefficients. Where a transform needs a whole coordinate but meets a row-major combination of several (a
 //! reshape: `unmerge` above `merge`), those top coordinates are first regrouped into one and the lowering starts
 //! again; `modulo` and `xor` of whole coordinates become coordinate stages; what is left (a transform of an
-//! uneven mix of coordinates) is CK's own function, evaluated per coordinate (`computed.rs`).
+//! uneven mix of coordinates) is CK's own function, evaluated per coordinate (its `AddressFn` in `ck.rs`).
 
 use super::ck::{stage_error, CkLayout, Kind, Transform};
-use super::computed::Computed;
-use super::general::GeneralLayout;
-use super::repr::{Dim, Factor, Layout, LayoutError};
-use super::stage::Stage;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::stage::Stage;
+use crate::layout::strided::{Dim, Factor, Layout, LayoutError};
+
+impl CkLayout {
+    /// Checks the structure and that the descriptor has a core form.
+    pub fn validate(&self) -> Result<(), LayoutError> {
+        self.to_core().map(|_| ())
+    }
+
+    /// The core form: dimensions = the top stage's upper dimensions (row-major numbering).
+    pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
+        to_core(self)
+    }
+}
 
 /// Lowers a CK descriptor to the core form (dimensions = the top stage's upper dimensions).
-pub fn to_core(ck: &CkLayout) -> Result<GeneralLayout, LayoutError> {
+fn to_core(ck: &CkLayout) -> Result<GeneralLayout, LayoutError> {
     let levels = ck.stage_lengths()?;
     let top = levels.last().unwrap();
     let mut groups: Vec<Vec<usize>> = (0..top.len()).map(|u| vec![u]).collect();
@@ -23,7 +34,7 @@ pub fn to_core(ck: &CkLayout) -> Result<GeneralLayout, LayoutError> {
                 // Else CK's own function, evaluated coordinate by coordinate.
                 None => {
                     let logical = top.iter().map(|&n| Dim::new(n)).collect();
-                    return GeneralLayout::computed(logical, Computed::Ck(ck.clone()))
+                    return GeneralLayout::computed(logical, ck.clone())
                         .map_err(|e| LayoutError(format!("{} ({message})", e.0)));
                 }
             },

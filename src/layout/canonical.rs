@@ -11,7 +11,7 @@
 //! and holes are indistinguishable). `Zero`/`Bottom` padding keeps every digit: its positions, and those where it
 //! meets other padding, are then visible (validation ensures they cannot overlap stored elements).
 
-use super::repr::{Dim, Layout, LayoutError, PadKind};
+use super::strided::{Dim, Layout, LayoutError, PadKind};
 
 /// A layout reduced to its canonical form: per dimension, its digits lowest place first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

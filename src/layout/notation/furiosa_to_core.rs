@@ -6,9 +6,9 @@
 //! boundary without dividing it has no strided form and is an error naming the pair.
 
 use super::furiosa::{AliasValue, Expr, FuriosaLayout, Operand};
-use super::general::GeneralLayout;
-use super::repr::{fail, Dim, Factor, Layout, LayoutError, PadKind};
-use super::stage::Stage;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::stage::Stage;
+use crate::layout::strided::{fail, Dim, Factor, Layout, LayoutError, PadKind};
 use indexmap::IndexMap;
 
 /// Values `[0, extent)` at buffer stride `stride`, adding `value · weight` to the position of the node it feeds.

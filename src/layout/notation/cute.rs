@@ -2,7 +2,7 @@
 //! `crd2idx`: colexicographic, the last mode absorbing overflow) and the lowering to the core representation
 //! (top-level modes become dimensions, nested modes their digits).
 
-use super::repr::{fail, Dim, Factor, Layout, LayoutError};
+use crate::layout::strided::{fail, Dim, Factor, Layout, LayoutError};
 use std::fmt;
 
 /// An integer or a tuple of them, nested: CuTe's `IntTuple`.

@@ -2,12 +2,16 @@
 //! physical dimensions (each dimension padded to a multiple of its tile, split into tile count and in-tile
 //! index, the in-tile parts moved minor-most), repeated tiles applied to the result, and `*` merging a dimension
 //! into the next more minor one. Lowered to the core representation digit by digit, so every tile counts in the
-//! footprint (XLA's own `ArraySize` sizes by the first tile only).
+//! footprint (XLA's own `ArraySize` sizes by the first tile only). What has no digits is XLA's own address
+//! function, the tiling evaluated per coordinate.
 
-use super::general::GeneralLayout;
-use super::repr::{fail, Dim, Factor, Layout, LayoutError};
-use super::stage::Stage;
+use crate::layout::address_fn::AddressFn;
+use crate::layout::core_form::GeneralLayout;
+use crate::layout::stage::Stage;
+use crate::layout::strided::{fail, Dim, Factor, Layout, LayoutError};
+use std::any::Any;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// One entry of a tile.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -116,7 +120,7 @@ impl XlaLayout {
             // Else XLA's own function (a repeated tile splitting a combined coordinate), when the tiles fit.
             None if err.0.contains("inside a digit") => {
                 let logical = self.dims.iter().map(|&n| Dim::new(n)).collect();
-                GeneralLayout::computed(logical, super::computed::Computed::Xla(self.clone()))
+                GeneralLayout::computed(logical, self.clone())
                     .map_err(|e| LayoutError(format!("{} (and it has no strided form: {err})", e.0)))
             }
             None => Err(err),
@@ -285,7 +289,7 @@ impl XlaLayout {
         if l.base != 0 || l.factors.iter().any(|f| f.dim.is_none() && f.extent > 1) {
             return Err(cannot("it has a base offset or stores elements twice"));
         }
-        let c = super::canonical::canonical(l)?;
+        let c = crate::layout::canonical::canonical(l)?;
         if c.digits.iter().any(|d| d.len() > 2) {
             return Err(cannot("a dimension has more than two digits (repeated tiles are not searched)"));
         }
@@ -297,7 +301,7 @@ impl XlaLayout {
         for candidate in tile_candidates(&c.digits, &physical, &dims) {
             let tiles = if candidate.is_empty() { Vec::new() } else { vec![candidate] };
             let x = XlaLayout { elem: "f32".into(), dims: dims.clone(), minor_to_major: Some(m2m.clone()), tiles };
-            if x.to_repr().is_ok_and(|r| super::canonical::same_placement(&r, l).unwrap_or(false)) {
+            if x.to_repr().is_ok_and(|r| crate::layout::canonical::same_placement(&r, l).unwrap_or(false)) {
                 return Ok(x);
             }
         }
@@ -331,4 +335,74 @@ fn tile_candidates(digits: &[Vec<(u64, u64, i64)>], physical: &[usize], dims: &[
         out.extend(partial);
     }
     out
+}
+
+/// XLA's own function, for what has no strided or regrouped form: `minor_to_major` and each tile applied to the
+/// coordinate.
+impl AddressFn for XlaLayout {
+    fn notation(&self) -> &'static str {
+        "xla"
+    }
+
+    fn cosize(&self) -> Result<u64, LayoutError> {
+        Ok(xla_walk(self, &vec![0; self.dims.len()])?.1)
+    }
+
+    fn offset(&self, e: &[u64]) -> Option<u64> {
+        xla_walk(self, e).ok().map(|r| r.0)
+    }
+
+    fn eq_dyn(&self, other: &dyn AddressFn) -> bool {
+        other.as_any().downcast_ref::<XlaLayout>() == Some(self)
+    }
+
+    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
+        self.hash(&mut state);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// XLA: the coordinate in physical order, then each tile (combining `*` dimensions into the next minor one,
+/// padding each tiled dimension to a multiple of its tile, splitting it into tile count and in-tile index, the
+/// in-tile parts moved minor-most); the offset is the row-major index in the final shape. Gives
+/// `(offset, buffer size)`.
+fn xla_walk(x: &XlaLayout, e: &[u64]) -> Result<(u64, u64), LayoutError> {
+    let rank = x.dims.len();
+    let default: Vec<u64> = (0..rank as u64).rev().collect();
+    let m2m = x.minor_to_major.as_ref().unwrap_or(&default);
+    let mut shape: Vec<u64> = m2m.iter().rev().map(|&k| x.dims[k as usize]).collect();
+    let mut coord: Vec<u64> = m2m.iter().rev().map(|&k| e[k as usize]).collect();
+    for tile in &x.tiles {
+        let start =
+            shape.len().checked_sub(tile.len()).ok_or_else(|| LayoutError("tile longer than the shape".into()))?;
+        let (mut outer_s, mut outer_c) = (shape[..start].to_vec(), coord[..start].to_vec());
+        let (mut inner_s, mut inner_c) = (Vec::new(), Vec::new());
+        let (mut carry_n, mut carry_c) = (1u64, 0u64);
+        for (i, t) in tile.iter().enumerate() {
+            let (n, c) = (carry_n * shape[start + i], carry_c * shape[start + i] + coord[start + i]);
+            match t {
+                TileDim::Combine => (carry_n, carry_c) = (n, c),
+                TileDim::Size(t) => {
+                    outer_s.push(n.div_ceil(*t));
+                    outer_c.push(c / t);
+                    inner_s.push(*t);
+                    inner_c.push(c % t);
+                    (carry_n, carry_c) = (1, 0);
+                }
+            }
+        }
+        if carry_n != 1 {
+            return fail("'*' on the most minor dimension of a tile");
+        }
+        outer_s.extend(inner_s);
+        outer_c.extend(inner_c);
+        (shape, coord) = (outer_s, outer_c);
+    }
+    let size =
+        shape.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).ok_or_else(|| LayoutError("layout too large".into()))?;
+    let offset = shape.iter().zip(&coord).fold(0u64, |acc, (&n, &c)| acc * n + c);
+    Ok((offset, size))
 }

@@ -3,7 +3,7 @@
 //! request cannot be a view of it, the error says so (with the layout a copy would produce, where there is one)
 //! so that layout resolution can insert a copy.
 
-use super::repr::{Dim, Factor, Layout, PadKind};
+use super::strided::{Dim, Factor, Layout, PadKind};
 
 /// Why a view could not be made.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,11 +1,14 @@
 //! CK tensor descriptors: a naive (`naive(lengths, strides)`) or packed (`packed(lengths)`) descriptor, then
 //! stages of coordinate transforms (`transform(merge([3, 4]) [0, 1] -> [0], ...)`), each mapping upper (user)
-//! coordinates to the lower ones of the stage below, as `transform_tensor_descriptor` does. Lowered to the core
-//! by pushing each top dimension's coordinate down as digits with coefficients.
+//! coordinates to the lower ones of the stage below, as `transform_tensor_descriptor` does. This file holds the
+//! descriptor, its checks, its printing, the descriptor of a strided layout, and CK's own address function (the
+//! transforms evaluated per coordinate); `ck_to_core.rs` gives it the core meaning.
 
-use super::general::GeneralLayout;
-use super::repr::{Dim, Factor, Layout, LayoutError};
+use crate::layout::address_fn::AddressFn;
+use crate::layout::strided::{Dim, Factor, Layout, LayoutError};
+use std::any::Any;
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 /// A transform argument as written: an integer or a list.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -229,16 +232,6 @@ impl CkLayout {
         }
         Ok(levels)
     }
-
-    /// Checks the structure and that the descriptor has a core form.
-    pub fn validate(&self) -> Result<(), LayoutError> {
-        self.to_core().map(|_| ())
-    }
-
-    /// The core form (see `ck_lower.rs`): dimensions = the top stage's upper dimensions (row-major numbering).
-    pub fn to_core(&self) -> Result<GeneralLayout, LayoutError> {
-        super::ck_lower::to_core(self)
-    }
 }
 
 /// An error in transform stage `s` (numbered from 1 in the message).
@@ -303,7 +296,7 @@ impl CkLayout {
         if back.base != l.base {
             return fail(&format!("it starts at offset {}, and CK descriptors start at 0", l.base - back.base));
         }
-        if !super::canonical::same_placement(&back, l)? {
+        if !crate::layout::canonical::same_placement(&back, l)? {
             return fail("its padding is not CK's (padding in CK holds no buffer positions)");
         }
         Ok(layout)
@@ -324,4 +317,81 @@ fn fix_extent(k: u64, padded: u64, d: &Dim) -> Result<Transform, LayoutError> {
         ("pass_through", vec![n(d.extent.max(1))])
     };
     Transform::new(name, args, vec![k], vec![k]).map_err(LayoutError)
+}
+
+/// CK's own function, for what has no strided or staged form: the transform stages evaluated top down, then the
+/// base strides.
+impl AddressFn for CkLayout {
+    fn notation(&self) -> &'static str {
+        "ck"
+    }
+
+    fn cosize(&self) -> Result<u64, LayoutError> {
+        let span: i128 =
+            self.lengths.iter().zip(self.base_strides()).map(|(&l, s)| (l as i128 - 1).max(0) * s.max(0) as i128).sum();
+        u64::try_from(span + 1).map_err(|_| LayoutError("descriptor too large".into()))
+    }
+
+    fn offset(&self, e: &[u64]) -> Option<u64> {
+        ck_offset(self, e)
+    }
+
+    fn eq_dyn(&self, other: &dyn AddressFn) -> bool {
+        other.as_any().downcast_ref::<CkLayout>() == Some(self)
+    }
+
+    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
+        self.hash(&mut state);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// CK: each stage's transforms map upper coordinates to lower ones (top stage first), then the base strides.
+fn ck_offset(ck: &CkLayout, top: &[u64]) -> Option<u64> {
+    let levels = ck.stage_lengths().ok()?;
+    let mut upper: Vec<i64> = top.iter().map(|&c| c as i64).collect();
+    for (s, stage) in ck.stages.iter().enumerate().rev() {
+        let mut lower = vec![0i64; levels[s].len()];
+        for t in stage {
+            let up = |i: usize| upper[t.upper[i] as usize];
+            let low = |i: usize| t.lower[i] as usize;
+            match &t.kind {
+                Kind::PassThrough(_) => lower[low(0)] = up(0),
+                Kind::Offset(_, o) => lower[low(0)] = up(0) + o,
+                Kind::Slice { begin, .. } => lower[low(0)] = up(0) + *begin as i64,
+                Kind::Pad { len, left, .. } => {
+                    let v = up(0) - *left as i64;
+                    if v < 0 || v >= *len as i64 {
+                        return None;
+                    }
+                    lower[low(0)] = v;
+                }
+                Kind::Merge(lengths) => {
+                    let mut v = up(0);
+                    for (i, &l) in lengths.iter().enumerate().rev() {
+                        let l = l.max(1) as i64;
+                        lower[low(i)] = if i == 0 { v } else { v % l };
+                        v /= l;
+                    }
+                }
+                Kind::Unmerge(lengths) => {
+                    lower[low(0)] = (0..lengths.len()).fold(0, |acc, i| acc * lengths[i] as i64 + up(i));
+                }
+                Kind::Embed(_, coefs) => lower[low(0)] = coefs.iter().enumerate().map(|(i, c)| up(i) * c).sum(),
+                Kind::Freeze(i) => lower[low(0)] = *i,
+                Kind::Replicate(_) => {}
+                Kind::Modulo(_, m) => lower[low(0)] = up(0).rem_euclid(*m as i64),
+                Kind::Xor(lengths) => {
+                    lower[low(0)] = up(0);
+                    lower[low(1)] = up(1) ^ up(0).rem_euclid(lengths[1].max(1) as i64);
+                }
+            }
+        }
+        upper = lower;
+    }
+    let offset: i64 = upper.iter().zip(ck.base_strides()).map(|(c, s)| c * s).sum();
+    u64::try_from(offset).ok()
 }

@@ -3,7 +3,7 @@
 //! coordinates and padding become loop bounds; what a loop nest cannot say (a partial top block, swizzles, skew)
 //! is an error that says why.
 
-use super::repr::{fail, Layout, LayoutError};
+use super::strided::{fail, Layout, LayoutError};
 use super::table::Order;
 
 /// A loop nest: `base + Σ i_k · stride_k` for `i_k < count_k`, the first loop outermost.

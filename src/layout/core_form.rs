@@ -9,10 +9,11 @@
 //! layout gives position `swizzle(p)`; the buffer is the strided one rounded up to whole swizzle blocks, the
 //! positions added are Top padding.
 
+use super::address_fn::{AddressFn, Computed};
 use super::canonical::{canonical, same_placement, Canonical};
-use super::cute_algebra::Swizzle;
-use super::repr::{Dim, Factor, Layout, LayoutError};
 use super::stage::Stage;
+use super::strided::{Dim, Factor, Layout, LayoutError, PadKind};
+use super::swizzle::Swizzle;
 use super::table::{offsets, positions, Order, Slot};
 
 /// A layout in the general core form. See the module docs for the meaning.
@@ -43,12 +44,13 @@ impl GeneralLayout {
         Ok(g)
     }
 
-    /// The layout that notation function `c` gives on logical dimensions `logical`: one computed stage onto a
-    /// 1-D buffer, after checking that every element lands inside it.
-    pub fn computed(logical: Vec<Dim>, c: super::computed::Computed) -> Result<GeneralLayout, LayoutError> {
+    /// The layout that a notation's address function `f` gives on logical dimensions `logical`: one computed
+    /// stage onto a 1-D buffer, after checking that every element lands inside it.
+    pub fn computed(logical: Vec<Dim>, f: impl AddressFn) -> Result<GeneralLayout, LayoutError> {
+        let c = Computed::new(f);
         c.check(&logical.iter().map(|d| d.extent).collect::<Vec<_>>())?;
         let inner = Layout::row_major(&[c.cosize()?]);
-        GeneralLayout::staged(logical, vec![Stage::Computed(Box::new(c))], inner)
+        GeneralLayout::staged(logical, vec![Stage::Computed(c)], inner)
     }
 
     /// The extents of the logical dimensions.
@@ -99,7 +101,7 @@ impl GeneralLayout {
             return Err(LayoutError(format!("its {} stage {s} has no strided form", s.kind())));
         }
         match self.swizzle {
-            Some(sw) => Err(LayoutError(format!("its swizzle {} has no strided form", show_swizzle(&sw)))),
+            Some(sw) => Err(LayoutError(format!("its swizzle {sw} has no strided form"))),
             None => Ok(self.inner),
         }
     }
@@ -108,7 +110,7 @@ impl GeneralLayout {
     pub fn cosize(&self) -> u64 {
         match self.swizzle {
             None => self.inner.cosize,
-            Some(sw) => self.inner.cosize.next_multiple_of(1u64 << swizzle_top_bit(&sw)),
+            Some(sw) => self.inner.cosize.next_multiple_of(1u64 << sw.top_bit()),
         }
     }
 
@@ -172,7 +174,7 @@ impl GeneralLayout {
                 preimage[j as usize].push(i as u64);
             }
         }
-        let mut out = vec![Slot::Padding(super::repr::PadKind::Top); self.cosize() as usize];
+        let mut out = vec![Slot::Padding(PadKind::Top); self.cosize() as usize];
         for (p, slot) in positions(&self.inner, Order::RowMajor).into_iter().enumerate() {
             let slot = match slot {
                 Slot::Live(inner) => {
@@ -180,7 +182,7 @@ impl GeneralLayout {
                         inner.iter().flat_map(|&j| preimage[j as usize].iter().copied()).collect();
                     elems.sort_unstable();
                     if elems.is_empty() {
-                        Slot::Padding(super::repr::PadKind::Top)
+                        Slot::Padding(PadKind::Top)
                     } else {
                         Slot::Live(elems)
                     }
@@ -240,16 +242,6 @@ fn decode(mut i: u64, n: &[u64], order: Order) -> Vec<u64> {
         i /= n[k].max(1);
     }
     e
-}
-
-/// One past the highest bit a swizzle changes: it permutes aligned blocks of `2^top` positions.
-fn swizzle_top_bit(sw: &Swizzle) -> u32 {
-    sw.base + sw.bits + (-sw.shift).max(0) as u32
-}
-
-/// CuTe's spelling of a swizzle.
-pub fn show_swizzle(sw: &Swizzle) -> String {
-    format!("Sw<{},{},{}>", sw.bits, sw.base, sw.shift)
 }
 
 /// The canonical form of a general layout: its normalized stages and swizzle around the canonical strided layout.

@@ -1,5 +1,5 @@
-//! The core layout representation every notation lowers to: logical dimensions split into mixed-radix digits,
-//! each digit placed in the buffer with a signed stride, plus padding and a buffer size.
+//! The strided layout, the heart of the core form every notation lowers to: logical dimensions split into
+//! mixed-radix digits, each digit placed in the buffer with a signed stride, plus padding and a buffer size.
 //!
 //! Meaning. A logical element has a coordinate `e` (one value per dimension). Dimension `k` has `extent` values,
 //! of which the first `stored` are in the buffer (the rest are resized away: "not stored"). Its coordinate is

@@ -1,7 +1,7 @@
 //! Tabulating a layout: the offset of every logical element in a chosen enumeration order, and what every buffer
 //! position holds. This is what `layout-print` writes and what the equivalence decision is tested against.
 
-use super::repr::{Layout, PadKind};
+use super::strided::{Layout, PadKind};
 
 /// How logical elements are numbered in tables.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! CuTe's layout algebra, exact: coalesce, composition, complement, right and left inverse, logical divide and
-//! product, and swizzles. Every operation either returns the layout the definition asks for or says which
+//! product (CuTe's swizzle is the core form's, in `swizzle.rs`). Every operation either returns the layout the definition asks for or says which
 //! admissibility condition fails; none truncates (pycute's known wrong results are rejected instead).
 
 use super::cute::{CuteLayout, IntTuple};
-use super::repr::{fail, LayoutError};
+use crate::layout::strided::{fail, LayoutError};
 
 /// The same function on `[0, size)` with the fewest modes: size-1 modes dropped, `(s0:d0),(s1:d1)` merged where
 /// `d1 = s0·d0`. Flat result (`1:0` when nothing is left).
@@ -232,36 +232,4 @@ pub fn logical_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, Lay
         a.size().checked_mul(b.cosize()).ok_or_else(|| LayoutError(format!("logical_product {a}, {b} overflows")))?;
     let c = complement(a, bound)?;
     Ok(CuteLayout::concat(vec![a.clone(), composition(&c, b)?]))
-}
-
-/// CuTe's `Swizzle<B, M, S>`: XORs the `B` bits at `M + max(0, S)` into the bits `S` places lower (higher for a
-/// negative `S`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Swizzle {
-    /// Number of bits in the mask.
-    pub bits: u32,
-    /// Number of least-significant bits kept constant.
-    pub base: u32,
-    /// Distance to shift the mask (signed).
-    pub shift: i32,
-}
-
-impl Swizzle {
-    /// A swizzle, checked: `|shift| ≥ bits` so that the source and target bits do not overlap.
-    pub fn new(bits: u32, base: u32, shift: i32) -> Result<Swizzle, LayoutError> {
-        if shift.unsigned_abs() < bits {
-            return fail(format!("Swizzle<{bits},{base},{shift}> needs |shift| >= bits"));
-        }
-        if bits + base + shift.unsigned_abs() > 62 {
-            return fail(format!("Swizzle<{bits},{base},{shift}> reaches past bit 62"));
-        }
-        Ok(Swizzle { bits, base, shift })
-    }
-
-    /// Applies the swizzle to an offset.
-    pub fn apply(&self, x: i64) -> i64 {
-        let mask = ((1i64 << self.bits) - 1) << (self.base as i32 + self.shift.max(0));
-        let moved = if self.shift >= 0 { (x & mask) >> self.shift } else { (x & mask) << -self.shift };
-        x ^ moved
-    }
 }

@@ -1,9 +1,9 @@
 //! FuriosaAI mapping expressions (`m![A, B # 64]` over `axes![A = 8, B = 512]`), written
 //! `#layout.furiosa<axes[A = 8, B = 512], m[A, B # 64]>`, with named aliases for escapes
 //! (`L = m[A]`, `N = 64`, used as `{L}`, `{N}`). This file holds the expression tree, its sizes and its printing;
-//! `furiosa_lower.rs` gives it the core meaning.
+//! `furiosa_to_core.rs` gives it the core meaning.
 
-use super::repr::{fail, Factor, Layout, LayoutError, PadKind};
+use crate::layout::strided::{fail, Factor, Layout, LayoutError, PadKind};
 use std::fmt;
 
 /// A mapping expression.
