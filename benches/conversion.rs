@@ -4,6 +4,7 @@
 //! (median of 3); the IR is parsed before. Run: `cargo bench --bench conversion`;
 //! `TAP_BENCH_SIZES=100000,1000000` (the default) selects chain lengths.
 
+#[allow(dead_code)]
 mod common;
 
 use std::sync::Arc;

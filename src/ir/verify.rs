@@ -9,10 +9,10 @@ use super::dominance::{op_positions, DomTree};
 use super::entity::EntityId;
 use super::interner::FxHashMap;
 use super::print::op_summary;
-use super::registry::{dialect_of, AttrKind, OpInfo, OpTrait, RegisteredOp};
+use super::registry::{dialect_of, AttrKind, OpInfo, OpTrait};
 use super::types::TypeKind;
 use super::walk::preorder;
-use super::{Context, Symbol};
+use super::Context;
 
 /// Verifier settings.
 #[derive(Copy, Clone, Debug)]
@@ -29,14 +29,7 @@ impl Default for VerifyOptions {
 
 /// Verifies `root` and everything nested in it; an empty list means the IR is valid.
 pub fn verify(ctx: &Context, root: OpId, opts: VerifyOptions) -> Vec<Diagnostic> {
-    let mut v = Verifier {
-        ctx,
-        opts,
-        diags: Vec::new(),
-        infos: FxHashMap::default(),
-        doms: FxHashMap::default(),
-        positions: Vec::new(),
-    };
+    let mut v = Verifier { ctx, opts, diags: Vec::new(), doms: FxHashMap::default(), positions: Vec::new() };
     let mut ops = vec![root];
     ops.extend(preorder(&ctx.body, root));
     let mut structurally_ok = vec![true; ops.len()];
@@ -60,7 +53,6 @@ struct Verifier<'c> {
     ctx: &'c Context,
     opts: VerifyOptions,
     diags: Vec<Diagnostic>,
-    infos: FxHashMap<Symbol, Option<&'c RegisteredOp>>,
     doms: FxHashMap<RegionId, DomTree>,
     positions: Vec<u32>,
 }
@@ -72,9 +64,7 @@ pub fn op_error(ctx: &Context, op: OpId, message: impl std::fmt::Display) -> Dia
 
 impl<'c> Verifier<'c> {
     fn info(&mut self, op: OpId) -> Option<&'c OpInfo> {
-        let ctx = self.ctx;
-        let name = ctx.body.op(op).name;
-        self.infos.entry(name).or_insert_with(|| ctx.registry.op(ctx.str(name))).map(|r| &r.info)
+        self.ctx.registered(op).map(|r| &r.info)
     }
 
     fn report(&mut self, op: OpId, mut diag: Diagnostic) {

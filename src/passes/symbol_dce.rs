@@ -49,7 +49,7 @@ impl Pass for SymbolDce {
 }
 
 fn is_symbol_table(ctx: &Context, op: OpId) -> bool {
-    ctx.registry.op(ctx.op_name(op)).is_some_and(|r| r.info.has_trait(OpTrait::SymbolTable))
+    ctx.registered(op).is_some_and(|r| r.info.has_trait(OpTrait::SymbolTable))
 }
 
 /// Private symbols directly inside symbol tables under `root` whose name no symbol reference mentions.

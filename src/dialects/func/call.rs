@@ -20,7 +20,7 @@ pub const INFO: OpInfo = OpInfo {
 fn nearest_symbol_table(ctx: &Context, op: OpId) -> Option<OpId> {
     let mut cur = ctx.body.parent_op(op)?;
     loop {
-        let is_table = ctx.registry.op(ctx.op_name(cur)).is_some_and(|r| r.info.has_trait(OpTrait::SymbolTable));
+        let is_table = ctx.registered(cur).is_some_and(|r| r.info.has_trait(OpTrait::SymbolTable));
         if is_table {
             return Some(cur);
         }

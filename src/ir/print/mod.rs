@@ -123,7 +123,7 @@ impl<'c> Printer<'c> {
     }
 
     fn custom_syntax(&self, op: OpId) -> Option<Syntax> {
-        let reg = self.ctx.registry.op(self.ctx.op_name(op))?;
+        let reg = self.ctx.registered(op)?;
         match reg.info.syntax {
             Syntax::Generic => None,
             s => Some(s),
@@ -139,7 +139,7 @@ impl<'c> Printer<'c> {
             match syntax {
                 Syntax::Custom { print, .. } => print(&mut p, op),
                 Syntax::Format(_) => {
-                    let reg = p.p.ctx.registry.op(p.p.ctx.op_name(op)).expect("format op is registered");
+                    let reg = p.p.ctx.registered(op).expect("format op is registered");
                     reg.format.as_ref().expect("format is compiled").print(&mut p, op)
                 }
                 Syntax::Generic => Err(fmt::Error),
@@ -400,7 +400,7 @@ impl<'c> OpPrinter<'_, 'c> {
         let (attrs, props) = (ctx.body.op(op).attrs, ctx.body.op(op).props);
         // Properties holding their declared default are left out of the pretty form, as MLIR does.
         let mut elide: Vec<&str> = elide.to_vec();
-        if let Some(reg) = ctx.registry.op(ctx.op_name(op)) {
+        if let Some(reg) = ctx.registered(op) {
             for spec in reg.info.attrs {
                 let is_default = |d: super::registry::AttrDefault| {
                     ctx.dict_get(props, spec.name).is_some_and(|v| attr_to_string(ctx, v) == d.text)

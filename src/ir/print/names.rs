@@ -92,5 +92,5 @@ impl Names {
 
 /// True if `op`'s regions start a fresh naming scope.
 pub fn is_isolated(ctx: &Context, op: OpId) -> bool {
-    ctx.registry.op(ctx.op_name(op)).is_some_and(|r| r.info.has_trait(OpTrait::IsolatedFromAbove))
+    ctx.registered(op).is_some_and(|r| r.info.has_trait(OpTrait::IsolatedFromAbove))
 }
