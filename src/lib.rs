@@ -8,6 +8,7 @@ pub mod array;
 pub mod dialects;
 pub mod driver;
 pub mod filecheck;
+pub mod interfaces;
 pub mod ir;
 pub mod layout;
 pub mod parse;

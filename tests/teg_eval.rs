@@ -468,7 +468,8 @@ fn integer_division_by_zero_is_an_error() {
 #[test]
 fn user_block_operators_run_their_body_per_index_point() {
     // A matmul declared in the IR: index (i, j, l), l reduced by sum; the body multiplies two 1x1 boxes.
-    let ub = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/test/lit/teg/user-block.tap")).unwrap();
+    let ub =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/test/lit/dialect/teg/user-block.tap")).unwrap();
     let x = f32s(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let w = f32s(&[3, 2], &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
     let sig = f32s(&[7], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);

@@ -6,6 +6,7 @@
 use super::affine::AffineMap;
 use super::attrs::{Attr, AttrId};
 use super::body::{Body, OpId};
+use super::dialect_data::DialectValue;
 use super::entity::EntityId;
 use super::interner::Interner;
 use super::location::{Loc, LocData, LocId};
@@ -90,6 +91,13 @@ impl Context {
         self.interners.registration(self.body.op(op).name)
     }
 
+    /// Interface `I` of `op`, if its op attached one (found through the resolved registration: no hashing of
+    /// the name).
+    pub fn op_interface<I: ?Sized + Sync + 'static>(&self, op: OpId) -> Option<&'static I> {
+        let index = (*self.interners.registrations.get(self.body.op(op).name.index())?)?;
+        self.registry.interfaces().op::<I>(index as usize)
+    }
+
     /// True if `op` is registered with trait `t`.
     pub fn has_trait(&self, op: OpId, t: OpTrait) -> bool {
         self.registered(op).is_some_and(|r| r.info.has_trait(t))
@@ -156,6 +164,14 @@ impl Context {
 }
 
 impl Interners {
+    /// Interface `I` of a dialect attribute, with its payload (`None` for builtin attributes and payloads
+    /// without it).
+    pub fn attr_interface<I: ?Sized + Sync + 'static>(&self, attr: AttrId) -> Option<(&'static I, &dyn DialectValue)> {
+        let Attr::Dialect(data) = &self.attrs[attr] else { return None };
+        let payload = &*data.0;
+        Some((self.registry.interfaces().payload::<I>(payload.as_any())?, payload))
+    }
+
     /// The registered op named by `name`, if any.
     pub fn registration(&self, name: Symbol) -> Option<&RegisteredOp> {
         let index = (*self.registrations.get(name.index())?)?;

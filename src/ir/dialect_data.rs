@@ -1,7 +1,8 @@
 //! Payloads that dialects attach to types and attributes without the core knowing their structure.
 //!
 //! A dialect implements [`DialectValue`] for its own struct; the core stores it behind [`DialectData`], which
-//! provides the equality and hashing that interning needs.
+//! provides the equality and hashing that interning needs. What other dialects may ask of a payload goes through
+//! interfaces attached to its Rust type (`Registry::attach_payload_interface`), never through this trait.
 
 use std::any::Any;
 use std::fmt;
@@ -18,14 +19,8 @@ pub trait DialectValue: Any + fmt::Debug + Send + Sync {
     fn eq_dyn(&self, other: &dyn DialectValue) -> bool;
     /// Feeds the structure to a hasher; equal payloads must hash equally.
     fn hash_dyn(&self, state: &mut dyn Hasher);
-    /// Upcast used for downcasting to the concrete payload.
+    /// Upcast used for downcasting to the concrete payload (and for finding its interfaces).
     fn as_any(&self) -> &dyn Any;
-    /// For a layout attribute (the role of MLIR's `MemRefLayoutAttrInterface`): how many elements it places, or
-    /// why it is not a valid layout; `None` for any other payload. An op of any dialect can then check that a
-    /// layout fits its tensor without importing the dialect that defines the layout.
-    fn layout_elements(&self) -> Option<Result<u128, String>> {
-        None
-    }
 }
 
 /// A shared, interning-friendly handle to a dialect payload.

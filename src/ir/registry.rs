@@ -9,6 +9,7 @@ use super::attrs::AttrId;
 use super::body::OpId;
 use super::diag::Diagnostic;
 use super::format::Format;
+use super::interface_map::InterfaceMap;
 use super::interner::FxBuild;
 use super::print::OpPrinter;
 use super::types::TypeId;
@@ -137,6 +138,9 @@ pub fn fill_defaults(
     props: &mut Vec<(super::Symbol, AttrId)>,
     attrs: &[(super::Symbol, AttrId)],
 ) {
+    if !ctx.registration(name).is_some_and(|r| r.info.attrs.iter().any(|a| a.default.is_some())) {
+        return;
+    }
     let registry = ctx.registry.clone();
     let Some(reg) = registry.op(ctx.str(name)) else { return };
     for spec in reg.info.attrs {
@@ -290,6 +294,7 @@ pub struct RegisteredOp {
 pub struct Registry {
     dialects: IndexMap<&'static str, DialectInfo, FxBuild>,
     ops: IndexMap<&'static str, RegisteredOp, FxBuild>,
+    interfaces: InterfaceMap,
 }
 
 impl Registry {
@@ -317,6 +322,23 @@ impl Registry {
     /// The op registered under `name`.
     pub fn op(&self, name: &str) -> Option<&RegisteredOp> {
         self.ops.get(name)
+    }
+
+    /// Attaches `imp` as interface `I` of the registered op `op` (a dialect for its own ops, or any module for
+    /// another dialect's: an external model). Panics if `op` is not registered: a bug in the attaching code.
+    pub fn attach_op_interface<I: ?Sized + Sync + 'static>(&mut self, op: &str, imp: &'static I) {
+        let index = self.op_index(op).unwrap_or_else(|| panic!("attaching an interface to unregistered op {op}"));
+        self.interfaces.attach_op(index, imp);
+    }
+
+    /// Attaches `imp` as interface `I` of the dialect types or attributes whose payload is a `P`.
+    pub fn attach_payload_interface<P: std::any::Any, I: ?Sized + Sync + 'static>(&mut self, imp: &'static I) {
+        self.interfaces.attach_payload::<P, I>(imp);
+    }
+
+    /// The interface implementations.
+    pub fn interfaces(&self) -> &InterfaceMap {
+        &self.interfaces
     }
 
     /// The position of the op registered under `name` (stable: registration order).

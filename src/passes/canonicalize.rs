@@ -4,6 +4,7 @@
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
+use crate::interfaces::memory_effects::is_trivially_dead;
 use crate::ir::region_simplify::erase_unreachable_blocks;
 use crate::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern};
 use crate::ir::verify::op_error;
@@ -64,6 +65,7 @@ fn create(options: &OptionValues) -> Box<dyn Pass> {
         max_rewrites: options.int("max-num-rewrites"),
         top_down: options.bool("top-down"),
         fold: true,
+        is_dead: is_trivially_dead,
     };
     let region_simplify = options.text("region-simplify") != "disabled";
     Box::new(Canonicalize { config, region_simplify, test_convergence: options.bool("test-convergence") })

@@ -5,9 +5,9 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
+use crate::interfaces::memory_effects::{has_no_effects, is_trivially_dead};
 use crate::ir::interner::{FxHashMap, FxHasher};
 use crate::ir::print::is_isolated;
-use crate::ir::rewrite::{is_pure_tree, is_trivially_dead};
 use crate::ir::{BlockId, Context, Diagnostic, OpId, ValueId};
 use std::hash::{Hash, Hasher};
 
@@ -73,7 +73,7 @@ fn cse_block(ctx: &mut Context, block: BlockId, scopes: &mut Vec<Scope>, counts:
             cse_regions(ctx, op, scopes, counts);
             continue;
         }
-        if ctx.body.num_results(op) == 0 || !is_pure_tree(ctx, op) {
+        if ctx.body.num_results(op) == 0 || !has_no_effects(ctx, op) {
             continue;
         }
         let key = hash_of(ctx, op);

@@ -1,8 +1,9 @@
-//! `dce`: erases pure ops whose results are unused, repeatedly (children first), until none is left.
+//! `dce`: erases ops whose results are unused and whose memory effects (the memory-effects interface; `Pure`
+//! ops have none) allow it, repeatedly (children first), until none is left.
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::ir::rewrite::is_trivially_dead;
+use crate::interfaces::memory_effects::is_trivially_dead;
 use crate::ir::walk::postorder;
 use crate::ir::{Context, Diagnostic, OpId};
 

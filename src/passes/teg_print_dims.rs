@@ -4,7 +4,7 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::signature::{signature_of, Signature};
+use crate::interfaces::sharding::{signature_of, Signature};
 use crate::ir::{walk, Context, Diagnostic, OpId};
 use crate::zspace::{dim_kinds, DimRole};
 

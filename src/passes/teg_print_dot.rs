@@ -6,8 +6,8 @@
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::kind::{decode, OpKind};
-use crate::dialects::teg::signature::{signature_of, Signature};
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::interfaces::sharding::{signature_of, Signature};
 use crate::ir::symbols::symbol_name;
 use crate::ir::{walk, Context, Diagnostic, OpId};
 use std::collections::HashMap;

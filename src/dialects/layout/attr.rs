@@ -172,8 +172,14 @@ impl DialectValue for LayoutAttr {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
 
-    fn layout_elements(&self) -> Option<Result<u128, String>> {
-        Some(self.to_core().map(|core| core.size() as u128).map_err(|e| e.0))
+/// The layout interface of layout attributes: their core form.
+pub struct LayoutAttrInterface;
+
+impl crate::interfaces::layout::LayoutInterface for LayoutAttrInterface {
+    fn core_form(&self, payload: &dyn DialectValue) -> Result<GeneralLayout, LayoutError> {
+        let attr = payload.as_any().downcast_ref::<LayoutAttr>().ok_or_else(|| LayoutError("not a layout".into()))?;
+        attr.to_core()
     }
 }

@@ -11,6 +11,7 @@ pub mod lexer;
 pub mod syntax;
 pub mod tensor_ops;
 
+use crate::interfaces::layout::LayoutInterface;
 use crate::ir::builder::OpState;
 use crate::ir::dialect_data::DialectData;
 use crate::ir::registry::ItemError;
@@ -27,6 +28,7 @@ pub fn register(registry: &mut Registry) {
         parse_attr: Some(parse_attr),
         materialize_constant: Some(materialize_constant),
     });
+    registry.attach_payload_interface::<LayoutAttr, dyn LayoutInterface>(&attr::LayoutAttrInterface);
     registry.register_op(constant::INFO);
     for info in algebra_ops::ALL {
         registry.register_op(info);

@@ -2,9 +2,10 @@
 //! `tap-opt`, not to compute anything. `!pair.pair` is a pair of `i32` that `test-convert-pairs` splits into its two halves
 //! (a one-to-two type conversion); `pair.opaque` is an op no conversion knows.
 
+use crate::interfaces::memory_effects::{Effect, EffectKind, MemoryEffects};
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::registry::ItemError;
-use crate::ir::{Arity, Context, DialectInfo, Interners, OpInfo, OpTrait, Registry, Syntax, TypeId, TypeKind};
+use crate::ir::{Arity, Context, DialectInfo, Interners, OpId, OpInfo, OpTrait, Registry, Syntax, TypeId, TypeKind};
 use std::any::Any;
 use std::hash::Hasher;
 use std::sync::Arc;
@@ -59,6 +60,16 @@ pub fn register(registry: &mut Registry) {
     });
     for info in OPS {
         registry.register_op(info);
+    }
+    registry.attach_op_interface::<dyn MemoryEffects>("pair.opaque", &WritesMemory);
+}
+
+/// `pair.opaque` writes memory: dead-code elimination must keep it even when nothing reads its results.
+struct WritesMemory;
+
+impl MemoryEffects for WritesMemory {
+    fn effects(&self, _: &Context, _: OpId) -> Vec<Effect> {
+        vec![Effect::on(EffectKind::Write, "default")]
     }
 }
 

@@ -58,45 +58,9 @@ pub enum Predicate {
     Ge,
 }
 
-/// The monoid of a reduction.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Monoid {
-    /// `+`, identity 0.
-    Sum,
-    /// `·`, identity 1.
-    Prod,
-    /// `max`, identity −∞ (the type's minimum for integers).
-    Max,
-    /// `min`, identity +∞ (the type's maximum for integers).
-    Min,
-    /// `+` then a division by the number of cells reduced.
-    Mean,
-}
-
-impl Monoid {
-    /// The monoid spelled `name`.
-    pub fn from_name(name: &str) -> Option<Monoid> {
-        Some(match name {
-            "sum" => Monoid::Sum,
-            "prod" => Monoid::Prod,
-            "max" => Monoid::Max,
-            "min" => Monoid::Min,
-            "mean" => Monoid::Mean,
-            _ => return None,
-        })
-    }
-
-    /// Its spelling.
-    pub fn name(self) -> &'static str {
-        match self {
-            Monoid::Sum => "sum",
-            Monoid::Prod => "prod",
-            Monoid::Max => "max",
-            Monoid::Min => "min",
-            Monoid::Mean => "mean",
-        }
-    }
-}
+/// The monoid of a reduction: the sharding interface's, so that a pass reading an op's reductions through the
+/// interface and the evaluator agree on what combining partial results means.
+pub use crate::interfaces::sharding::Monoid;
 
 /// How `teg.pad` fills the new cells.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -5,6 +5,7 @@
 pub mod block_op;
 pub mod eval;
 pub mod infer;
+pub mod interfaces;
 pub mod kind;
 pub mod ops;
 pub mod signature;
@@ -31,6 +32,7 @@ pub fn register(registry: &mut Registry) {
         registry.register_op(*info);
     }
     registry.register_op(ops::REDUCE);
+    interfaces::attach(registry);
 }
 
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {

@@ -8,25 +8,7 @@ use super::kind::{Monoid, OpKind};
 use super::tensor_type::TensorType;
 use crate::zspace::{Ipf, ZAffineMap, ZRange};
 
-/// A block operator's signature.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Signature {
-    /// The index space: `(name, extent)` per dimension.
-    pub index: Vec<(String, u64)>,
-    /// Per input, its name and IPF.
-    pub inputs: Vec<(String, Ipf)>,
-    /// Per output, its name and IPF.
-    pub outputs: Vec<(String, Ipf)>,
-    /// The index dimensions reduced, with their monoid.
-    pub reductions: Vec<(usize, Monoid)>,
-}
-
-impl Signature {
-    /// The index range `[0, extents)`.
-    pub fn index_range(&self) -> ZRange {
-        ZRange::of_shape(&self.index.iter().map(|d| d.1).collect::<Vec<_>>())
-    }
-}
+pub use crate::interfaces::sharding::Signature;
 
 /// An IPF from rows `(index dim or none, coefficient, offset, extent)`, one per tensor dimension.
 fn ipf(rank: usize, rows: &[(Option<usize>, i64, i64, u64)]) -> Ipf {

@@ -7,6 +7,7 @@ use super::infer::result_type;
 use super::kind::{decode, OpKind};
 use super::signature;
 use super::tensor_type::{as_tensor, is_token, TensorType};
+use crate::interfaces::layout::layout_of;
 use crate::ir::verify::op_error;
 use crate::ir::{Attr, Context, Diagnostic, OpId};
 use crate::zspace::ZRange;
@@ -66,10 +67,7 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
 /// `placement` a device name (a string).
 fn check_source_attrs(ctx: &Context, op: OpId, t: &TensorType) -> Result<(), String> {
     if let Some(layout) = ctx.op_attr(op, "layout") {
-        let elements = match ctx.attr_data(layout) {
-            Attr::Dialect(d) => d.0.layout_elements(),
-            _ => None,
-        };
+        let elements = layout_of(ctx, layout).map(|l| l.element_count().map(u128::from).map_err(|e| e.0));
         match elements {
             None => return Err("the layout must be a layout attribute (#layout.cute<...>, ...)".into()),
             Some(Err(e)) => return Err(format!("the layout is not valid: {e}")),

@@ -4,11 +4,10 @@
 //! the run is linear in the number of ops. On failure the body is restored from a snapshot taken at the start.
 
 use super::pattern::{ConversionPattern, OpAdaptor};
-use super::rewriter::{materialized_group, ConversionRewriter, UNREALIZED_CAST};
+use super::rewriter::{source_cast, ConversionRewriter, Replacements, UNREALIZED_CAST};
 use super::target::ConversionTarget;
 use super::type_converter::TypeConverter;
 use crate::ir::diag::Diagnostic;
-use crate::ir::interner::FxHashSet;
 use crate::ir::print::op_summary;
 use crate::ir::rewrite::worklist::Worklist;
 use crate::ir::rewrite::{PatternSet, Rewriter};
@@ -53,10 +52,11 @@ pub fn apply_conversion(
 ) -> Result<ConversionOutcome, Diagnostic> {
     let snapshot = ctx.body.clone();
     let set = PatternSet::new(ctx, patterns, |p| p.root(), |p| p.benefit());
-    let mut run = Run { target, types, mode, casts: FxHashSet::default(), created_casts: Vec::new() };
+    let mut run = Run { target, types, mode, replaced: Replacements::default(), created_casts: Vec::new() };
     let result = run.convert(ctx, root, &set);
     match result {
         Ok(mut outcome) => {
+            run.erase_replaced(ctx);
             outcome.casts = run.erase_dead_casts(ctx);
             Ok(outcome)
         }
@@ -72,8 +72,8 @@ struct Run<'a> {
     target: &'a ConversionTarget,
     types: &'a TypeConverter,
     mode: ConversionMode,
-    /// Casts back to an original type (source materializations); operands see through them.
-    casts: FxHashSet<OpId>,
+    /// What was replaced by values of other types, and the casts that stand for converted values.
+    replaced: Replacements,
     /// Every cast the driver inserted, in creation order.
     created_casts: Vec<OpId>,
 }
@@ -86,7 +86,8 @@ impl Run<'_> {
         worklist.push_in_order(&ops);
         let mut outcome = ConversionOutcome::default();
         while let Some(op) = worklist.pop() {
-            if ctx.body.is_erased(op) || ctx.body.op_parent(op).is_none() || self.casts.contains(&op) {
+            let done = self.replaced.op_set.contains(&op) || self.replaced.casts.contains(&op);
+            if done || ctx.body.is_erased(op) || ctx.body.op_parent(op).is_none() {
                 continue;
             }
             let legal = self.target.is_legal(ctx, op, self.types);
@@ -117,11 +118,11 @@ impl Run<'_> {
         }
         let mut rw = Rewriter::at(ctx, op);
         let adaptor = self.adaptor(&mut rw, op);
-        let mut crw = ConversionRewriter::new(rw, self.types, &mut self.casts);
+        let mut crw = ConversionRewriter::new(rw, self.types, &mut self.replaced);
         let applied = patterns.iter().any(|p| p.match_and_rewrite(op, &adaptor, &mut crw));
         let log = crw.into_inner().into_log();
-        let is_cast = |o: &OpId| log.created.contains(o) && self.casts.contains(o);
-        self.created_casts.extend(log.created.iter().copied().filter(is_cast));
+        let casts = &self.replaced.casts;
+        self.created_casts.extend(log.created.iter().copied().filter(|o| casts.contains(o)));
         applied.then_some(log.created)
     }
 
@@ -134,7 +135,7 @@ impl Run<'_> {
     }
 
     fn converted(&mut self, rw: &mut Rewriter<'_>, v: ValueId) -> Vec<ValueId> {
-        if let Some(group) = materialized_group(rw, &self.casts, v) {
+        if let Some(group) = self.replaced.group(rw, v) {
             return group;
         }
         let ty = rw.body.value_type(v);
@@ -146,6 +147,27 @@ impl Run<'_> {
         let cast = rw.create(state);
         self.created_casts.push(cast);
         rw.body.results(cast).collect()
+    }
+
+    /// Erases the ops replaced by values of other types, users first. A result some op still uses (one the
+    /// conversion left alone) is first replaced by a cast of its replacement back to its type, put where the op
+    /// was.
+    fn erase_replaced(&mut self, ctx: &mut Context) {
+        for &op in self.replaced.ops.iter().rev() {
+            for result in ctx.body.results(op).collect::<Vec<_>>() {
+                let Some(group) = self.replaced.values.get(&result).filter(|_| ctx.body.has_uses(result)) else {
+                    continue;
+                };
+                let ty = ctx.body.value_type(result);
+                let mut rw = Rewriter::at(ctx, op);
+                let cast = source_cast(&mut rw, group, ty);
+                let value = rw.body.result(cast, 0);
+                rw.replace_all_uses(result, value);
+                self.created_casts.push(cast);
+            }
+            ctx.body.drop_all_references(op);
+            ctx.body.erase_op(op);
+        }
     }
 
     /// Erases the driver's casts that ended up unused (newest first, so a cast feeding another goes too);

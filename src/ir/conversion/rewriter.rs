@@ -1,23 +1,47 @@
 //! The rewriter conversion patterns use: a [`Rewriter`] (it derefs to one) that also knows the type converter,
-//! replaces results by values of other types or counts (materializing a cast back to the old type for users not
-//! converted yet), and converts the entry blocks of regions.
+//! replaces results by values of other types or counts, and converts the entry blocks of regions. A result
+//! replaced by values of other types is not rewired at once: the op stays until the conversion ends, later
+//! patterns read the replacement through their adaptor, and only a use nobody converted gets a cast back to the
+//! old type (so a chain of conversions creates no casts at all).
 
 use super::type_converter::TypeConverter;
 use crate::ir::body::{BlockId, OpId, RegionId, ValueDef, ValueId};
-use crate::ir::interner::FxHashSet;
+use crate::ir::interner::{FxHashMap, FxHashSet};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::TypeId;
 
 /// The op the driver inserts where converted and unconverted values meet.
 pub const UNREALIZED_CAST: &str = "builtin.unrealized_conversion_cast";
 
+/// What the conversion has replaced so far, shared by the driver and its rewriters.
+#[derive(Default)]
+pub(crate) struct Replacements {
+    /// Values replaced by values of other types or counts: what they became.
+    pub(crate) values: FxHashMap<ValueId, Vec<ValueId>>,
+    /// Ops replaced that way, in order: erased when the conversion ends.
+    pub(crate) ops: Vec<OpId>,
+    /// The same ops, for lookup.
+    pub(crate) op_set: FxHashSet<OpId>,
+    /// Casts back to an original type (of converted entry-block arguments); they stand for their operands.
+    pub(crate) casts: FxHashSet<OpId>,
+}
+
+impl Replacements {
+    /// The values that stand for `v` now, if it was replaced.
+    pub(crate) fn group(&self, rw: &Rewriter<'_>, v: ValueId) -> Option<Vec<ValueId>> {
+        if let Some(group) = self.values.get(&v) {
+            return Some(group.clone());
+        }
+        let ValueDef::Result { op, .. } = rw.body.value_def(v) else { return None };
+        self.casts.contains(&op).then(|| rw.body.operands(op).collect())
+    }
+}
+
 /// A rewriter for conversion patterns.
 pub struct ConversionRewriter<'c, 'd> {
     rw: Rewriter<'c>,
     types: &'d TypeConverter,
-    /// Casts the driver inserted from converted values back to an original type, standing for the converted
-    /// values until every user is converted.
-    pub(crate) casts: &'d mut FxHashSet<OpId>,
+    replaced: &'d mut Replacements,
 }
 
 impl<'c> std::ops::Deref for ConversionRewriter<'c, '_> {
@@ -34,8 +58,8 @@ impl<'c> std::ops::DerefMut for ConversionRewriter<'c, '_> {
 }
 
 impl<'c, 'd> ConversionRewriter<'c, 'd> {
-    pub(crate) fn new(rw: Rewriter<'c>, types: &'d TypeConverter, casts: &'d mut FxHashSet<OpId>) -> Self {
-        ConversionRewriter { rw, types, casts }
+    pub(crate) fn new(rw: Rewriter<'c>, types: &'d TypeConverter, replaced: &'d mut Replacements) -> Self {
+        ConversionRewriter { rw, types, replaced }
     }
 
     pub(crate) fn into_inner(self) -> Rewriter<'c> {
@@ -66,18 +90,27 @@ impl<'c, 'd> ConversionRewriter<'c, 'd> {
     }
 
     /// Replaces each result of `op` by a group of values (one-to-many) and erases `op`. A result whose
-    /// replacement is one value of its own type is replaced directly; any other result is replaced by a cast
-    /// of its group back to its type, which later patterns see through (they get the group).
+    /// replacement is one value of its own type is replaced directly; for any other, later patterns get the
+    /// group through their adaptor, and `op` stays (out of the way) until the conversion ends.
     pub fn replace_op_with_groups(&mut self, op: OpId, groups: &[Vec<ValueId>]) {
         let results: Vec<ValueId> = self.rw.body.results(op).collect();
         assert_eq!(results.len(), groups.len(), "replacement must give one group per result");
+        let mut deferred = false;
         for (old, group) in results.into_iter().zip(groups) {
             let ty = self.rw.body.value_type(old);
-            let direct = matches!(group.as_slice(), [v] if self.rw.body.value_type(*v) == ty);
-            let new = if direct { group[0] } else { self.source_cast(group, ty) };
-            self.rw.replace_all_uses(old, new);
+            if matches!(group.as_slice(), [v] if self.rw.body.value_type(*v) == ty) {
+                self.rw.replace_all_uses(old, group[0]);
+            } else {
+                self.replaced.values.insert(old, group.clone());
+                deferred = true;
+            }
         }
-        self.rw.erase_op(op);
+        if deferred {
+            self.replaced.ops.push(op);
+            self.replaced.op_set.insert(op);
+        } else {
+            self.rw.erase_op(op);
+        }
     }
 
     /// Converts the argument types of the entry block of `region` (a function body, say): each argument becomes
@@ -119,15 +152,14 @@ impl<'c, 'd> ConversionRewriter<'c, 'd> {
 
     /// A cast of `group` to `ty` at the insertion point, recorded as a materialization.
     fn source_cast(&mut self, group: &[ValueId], ty: TypeId) -> ValueId {
-        let state = self.rw.op_state(UNREALIZED_CAST).operands(group).results(&[ty]);
-        let cast = self.rw.create(state);
-        self.casts.insert(cast);
+        let cast = source_cast(&mut self.rw, group, ty);
+        self.replaced.casts.insert(cast);
         self.rw.body.result(cast, 0)
     }
 }
 
-/// The values a driver-inserted cast stands for, if `v` is the result of one.
-pub(crate) fn materialized_group(rw: &Rewriter<'_>, casts: &FxHashSet<OpId>, v: ValueId) -> Option<Vec<ValueId>> {
-    let ValueDef::Result { op, .. } = rw.body.value_def(v) else { return None };
-    casts.contains(&op).then(|| rw.body.operands(op).collect())
+/// A `builtin.unrealized_conversion_cast` of `group` to `ty` at the insertion point.
+pub(crate) fn source_cast(rw: &mut Rewriter<'_>, group: &[ValueId], ty: TypeId) -> OpId {
+    let state = rw.op_state(UNREALIZED_CAST).operands(group).results(&[ty]);
+    rw.create(state)
 }

@@ -21,11 +21,14 @@ pub struct GreedyConfig {
     pub top_down: bool,
     /// Use the ops' folding hooks.
     pub fold: bool,
+    /// Which unused ops may be erased on the way: by default those the core knows to be free of effects (the
+    /// `Pure` trait); passes that may read the memory-effects interface pass its answer instead.
+    pub is_dead: fn(&Context, OpId) -> bool,
 }
 
 impl Default for GreedyConfig {
     fn default() -> Self {
-        GreedyConfig { max_iterations: 10, max_rewrites: -1, top_down: true, fold: true }
+        GreedyConfig { max_iterations: 10, max_rewrites: -1, top_down: true, fold: true, is_dead: is_trivially_dead }
     }
 }
 
@@ -105,7 +108,7 @@ fn visit(
 ) {
     let fold = if config.fold { fold_hook(ctx, op) } else { None };
     let mut rw = Rewriter::at(ctx, op);
-    if is_trivially_dead(&rw, op) {
+    if (config.is_dead)(&rw, op) {
         rw.erase_op(op);
         outcome.erased += 1;
     } else if config.fold
@@ -121,7 +124,8 @@ fn visit(
     }
 }
 
-/// True for an op without side effects (the `Pure` trait, nested ops included) whose results nobody uses.
+/// True for an op the core knows to be free of effects (the `Pure` trait, nested ops included) whose results
+/// nobody uses (the greedy driver's default; the memory-effects interface knows more).
 pub fn is_trivially_dead(ctx: &Context, op: OpId) -> bool {
     ctx.body.results(op).all(|v| !ctx.body.has_uses(v)) && is_pure_tree(ctx, op) && !is_terminator(ctx, op)
 }

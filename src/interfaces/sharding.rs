@@ -1,0 +1,80 @@
+//! The sharding interface: an op's signature, an index space of named dimensions, one index projection function
+//! (IPF, `crate::zspace::Ipf`) per operand and result, and the index dimensions it reduces with their monoid
+//! (the Tapestry whitepaper's block operator signature; MLIR's `ShardingInterface` has the same data as iterator
+//! types, indexing maps and reduction kinds). Sharding rewrites split an op along its index space and know from
+//! the IPFs which slice of each operand a shard reads; the cost model sizes those slices.
+
+use crate::ir::{Context, OpId};
+use crate::zspace::{Ipf, ZRange};
+
+/// The monoid of a reduction.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Monoid {
+    /// `+`, identity 0.
+    Sum,
+    /// `·`, identity 1.
+    Prod,
+    /// `max`, identity −∞ (the type's minimum for integers).
+    Max,
+    /// `min`, identity +∞ (the type's maximum for integers).
+    Min,
+    /// `+` then a division by the number of cells reduced.
+    Mean,
+}
+
+impl Monoid {
+    /// The monoid spelled `name`.
+    pub fn from_name(name: &str) -> Option<Monoid> {
+        Some(match name {
+            "sum" => Monoid::Sum,
+            "prod" => Monoid::Prod,
+            "max" => Monoid::Max,
+            "min" => Monoid::Min,
+            "mean" => Monoid::Mean,
+            _ => return None,
+        })
+    }
+
+    /// Its spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Monoid::Sum => "sum",
+            Monoid::Prod => "prod",
+            Monoid::Max => "max",
+            Monoid::Min => "min",
+            Monoid::Mean => "mean",
+        }
+    }
+}
+
+/// A block operator's signature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signature {
+    /// The index space: `(name, extent)` per dimension.
+    pub index: Vec<(String, u64)>,
+    /// Per input, its name and IPF.
+    pub inputs: Vec<(String, Ipf)>,
+    /// Per output, its name and IPF.
+    pub outputs: Vec<(String, Ipf)>,
+    /// The index dimensions reduced, with their monoid.
+    pub reductions: Vec<(usize, Monoid)>,
+}
+
+impl Signature {
+    /// The index range `[0, extents)`.
+    pub fn index_range(&self) -> ZRange {
+        ZRange::of_shape(&self.index.iter().map(|d| d.1).collect::<Vec<_>>())
+    }
+}
+
+/// The interface: an op's signature.
+pub trait ShardingInterface: Sync {
+    /// The signature of `op`, if it has one in its current types (`None` for an op it cannot describe, such as
+    /// one that does not verify).
+    fn signature(&self, ctx: &Context, op: OpId) -> Option<Signature>;
+}
+
+/// The signature of `op` through its sharding interface, if it implements one.
+pub fn signature_of(ctx: &Context, op: OpId) -> Option<Signature> {
+    ctx.op_interface::<dyn ShardingInterface>(op)?.signature(ctx, op)
+}
