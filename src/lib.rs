@@ -9,6 +9,7 @@ pub mod dialects;
 pub mod driver;
 pub mod filecheck;
 pub mod ir;
+pub mod machine;
 pub mod parse;
 pub mod passes;
 pub mod render;
