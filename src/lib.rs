@@ -11,6 +11,7 @@ pub mod filecheck;
 pub mod interfaces;
 pub mod ir;
 pub mod layout;
+pub mod machine;
 pub mod parse;
 pub mod passes;
 pub mod render;

@@ -86,8 +86,7 @@ impl Run<'_> {
         worklist.push_in_order(&ops);
         let mut outcome = ConversionOutcome::default();
         while let Some(op) = worklist.pop() {
-            let done = self.replaced.op_set.contains(&op) || self.replaced.casts.contains(&op);
-            if done || ctx.body.is_erased(op) || ctx.body.op_parent(op).is_none() {
+            if self.replaced.is_done(op) || ctx.body.is_erased(op) || ctx.body.op_parent(op).is_none() {
                 continue;
             }
             let legal = self.target.is_legal(ctx, op, self.types);
@@ -155,12 +154,13 @@ impl Run<'_> {
     fn erase_replaced(&mut self, ctx: &mut Context) {
         for &op in self.replaced.ops.iter().rev() {
             for result in ctx.body.results(op).collect::<Vec<_>>() {
-                let Some(group) = self.replaced.values.get(&result).filter(|_| ctx.body.has_uses(result)) else {
+                let Some(group) = self.replaced.replaced(result).filter(|_| ctx.body.has_uses(result)) else {
                     continue;
                 };
+                let group = group.to_vec();
                 let ty = ctx.body.value_type(result);
                 let mut rw = Rewriter::at(ctx, op);
-                let cast = source_cast(&mut rw, group, ty);
+                let cast = source_cast(&mut rw, &group, ty);
                 let value = rw.body.result(cast, 0);
                 rw.replace_all_uses(result, value);
                 self.created_casts.push(cast);

@@ -6,31 +6,66 @@
 
 use super::type_converter::TypeConverter;
 use crate::ir::body::{BlockId, OpId, RegionId, ValueDef, ValueId};
-use crate::ir::interner::{FxHashMap, FxHashSet};
+use crate::ir::entity::EntityId;
+use crate::ir::interner::FxHashSet;
 use crate::ir::rewrite::Rewriter;
 use crate::ir::TypeId;
 
 /// The op the driver inserts where converted and unconverted values meet.
 pub const UNREALIZED_CAST: &str = "builtin.unrealized_conversion_cast";
 
-/// What the conversion has replaced so far, shared by the driver and its rewriters.
+/// What the conversion has replaced so far, shared by the driver and its rewriters. Side tables are dense
+/// (indexed by value and op ids), so that a conversion of a million ops does no hashing per op.
 #[derive(Default)]
 pub(crate) struct Replacements {
-    /// Values replaced by values of other types or counts: what they became.
-    pub(crate) values: FxHashMap<ValueId, Vec<ValueId>>,
+    /// Per value id, the range of `pool` holding what the value became, if it was replaced by values of other
+    /// types or counts.
+    groups: Vec<Option<(u32, u32)>>,
+    pool: Vec<ValueId>,
     /// Ops replaced that way, in order: erased when the conversion ends.
     pub(crate) ops: Vec<OpId>,
-    /// The same ops, for lookup.
-    pub(crate) op_set: FxHashSet<OpId>,
+    /// Per op id, whether it is one of `ops`.
+    replaced_ops: Vec<bool>,
     /// Casts back to an original type (of converted entry-block arguments); they stand for their operands.
     pub(crate) casts: FxHashSet<OpId>,
 }
 
 impl Replacements {
+    /// Records that `v` became `group`.
+    fn set_group(&mut self, v: ValueId, group: &[ValueId]) {
+        let i = v.index();
+        if i >= self.groups.len() {
+            self.groups.resize(i + 1, None);
+        }
+        self.groups[i] = Some((self.pool.len() as u32, group.len() as u32));
+        self.pool.extend_from_slice(group);
+    }
+
+    /// What `v` became, if it was replaced by values of other types (not through a cast).
+    pub(crate) fn replaced(&self, v: ValueId) -> Option<&[ValueId]> {
+        let (start, len) = (*self.groups.get(v.index())?)?;
+        Some(&self.pool[start as usize..(start + len) as usize])
+    }
+
+    /// Records that `op` was replaced and waits to be erased.
+    fn defer(&mut self, op: OpId) {
+        let i = op.index();
+        if i >= self.replaced_ops.len() {
+            self.replaced_ops.resize(i + 1, false);
+        }
+        self.replaced_ops[i] = true;
+        self.ops.push(op);
+    }
+
+    /// True if `op` was replaced or is a cast the conversion made: nothing more to do with it.
+    pub(crate) fn is_done(&self, op: OpId) -> bool {
+        self.replaced_ops.get(op.index()).copied().unwrap_or(false) || self.casts.contains(&op)
+    }
+
     /// The values that stand for `v` now, if it was replaced.
     pub(crate) fn group(&self, rw: &Rewriter<'_>, v: ValueId) -> Option<Vec<ValueId>> {
-        if let Some(group) = self.values.get(&v) {
-            return Some(group.clone());
+        if let Some(group) = self.replaced(v) {
+            return Some(group.to_vec());
         }
         let ValueDef::Result { op, .. } = rw.body.value_def(v) else { return None };
         self.casts.contains(&op).then(|| rw.body.operands(op).collect())
@@ -101,13 +136,12 @@ impl<'c, 'd> ConversionRewriter<'c, 'd> {
             if matches!(group.as_slice(), [v] if self.rw.body.value_type(*v) == ty) {
                 self.rw.replace_all_uses(old, group[0]);
             } else {
-                self.replaced.values.insert(old, group.clone());
+                self.replaced.set_group(old, group);
                 deferred = true;
             }
         }
         if deferred {
-            self.replaced.ops.push(op);
-            self.replaced.op_set.insert(op);
+            self.replaced.defer(op);
         } else {
             self.rw.erase_op(op);
         }
