@@ -166,3 +166,18 @@ fn a_long_chain_converts_in_one_pass() {
     assert_eq!((outcome.rewrites, outcome.casts), (n as u64 + 2, 0));
     assert!(tapestry::ir::verify::verify(&ctx, module, Default::default()).is_empty());
 }
+
+#[test]
+fn the_failure_diagnostic_names_the_op_and_where_it_is() {
+    let mut ctx = context();
+    let text = "func.func @f(%a: i32, %b: i32) -> i32 {\n  %p = pair.make %a, %b : (i32, i32) -> !pair.pair\n  %q = pair.unconvertible %p : (!pair.pair) -> !pair.pair\n  %f = pair.first %q : (!pair.pair) -> i32\n  func.return %f : i32\n}\n";
+    let module = parse(&mut ctx, text);
+    let passes = tapestry::passes::PassRegistry::with_builtin();
+    let mut pm = tapestry::passes::PassManager::parse("builtin.module(test-convert-pairs)", &passes).unwrap();
+    let mut sink = Vec::new();
+    let diags = pm.run(&mut ctx, module, &mut tapestry::passes::Instrumentation::quiet(&mut sink)).unwrap_err();
+    let mlir = tapestry::render::render_all(&ctx, &diags, tapestry::render::Style::Mlir);
+    let rich = tapestry::render::render_all(&ctx, &diags, tapestry::render::Style::Rich);
+    insta::assert_snapshot!("conversion-failure.mlir-style", mlir);
+    insta::assert_snapshot!("conversion-failure.rich-style", rich);
+}

@@ -2,7 +2,7 @@
 //! materialization, the iteration and rewrite limits of the greedy driver, and a pass manager built in code.
 
 use std::sync::Arc;
-use tapestry::dialects::arith::AddIOp;
+use tapestry::dialects::arith::{AddIOp, ConstantOp};
 use tapestry::ir::print::{op_to_string, PrintOptions};
 use tapestry::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern, Rewriter};
 use tapestry::ir::{Arity, Context, OpId, OpInfo, OpTrait, Registry, Syntax};
@@ -56,6 +56,45 @@ const DOUBLE: OpInfo = OpInfo {
 
 const SPIN: OpInfo = OpInfo { results: Arity::Exact(1), ..OpInfo::new("demo.spin", "rewrites itself forever") };
 
+const MARK: OpInfo = OpInfo { ..OpInfo::new("demo.mark", "becomes a box") };
+const BOX: OpInfo = OpInfo {
+    regions: Arity::Exact(1),
+    traits: &[OpTrait::NoTerminator, OpTrait::SingleBlock],
+    ..OpInfo::new("demo.box", "holds a region")
+};
+
+/// `demo.mark` → `demo.box` whose block holds a constant and an add built at the block's end, then a constant
+/// after the box (insertion after an op).
+struct BoxMark;
+
+impl RewritePattern for BoxMark {
+    fn name(&self) -> &'static str {
+        "BoxMark"
+    }
+    fn root(&self) -> Option<&'static str> {
+        Some("demo.mark")
+    }
+    fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
+        let i32 = rw.interners().int_type(32);
+        let region = rw.create_region();
+        let outer = rw.insertion_point();
+        let block = rw.create_block(region, &[i32]);
+        let arg = rw.body.block(block).args[0];
+        let seven = rw.interners().int_attr(7, i32);
+        let c = ConstantOp::build(rw, i32, seven).result(rw);
+        rw.set_insertion_point_to_end(block);
+        AddIOp::build(rw, arg, c, i32);
+        rw.set_insertion_point(outer);
+        let state = rw.op_state("demo.box").region(region);
+        let boxed = rw.create(state);
+        rw.set_insertion_point_after(boxed);
+        let eight = rw.interners().int_attr(8, i32);
+        ConstantOp::build(rw, i32, eight);
+        rw.erase_op(op);
+        true
+    }
+}
+
 fn context() -> Context {
     let mut registry = Registry::new();
     tapestry::dialects::register_all(&mut registry);
@@ -68,6 +107,8 @@ fn context() -> Context {
     });
     registry.register_op(DOUBLE);
     registry.register_op(SPIN);
+    registry.register_op(MARK);
+    registry.register_op(BOX);
     Context::new(Arc::new(registry))
 }
 
@@ -117,4 +158,17 @@ fn a_pipeline_built_from_text_runs_on_a_module() {
     let printed = print(&ctx, module);
     assert_eq!(printed.matches("arith.muli").count(), 1, "{printed}");
     assert!(!printed.contains("arith.constant"), "{printed}");
+}
+
+#[test]
+fn a_pattern_builds_an_op_with_a_region_and_inserts_anywhere() {
+    let mut ctx = context();
+    let module = parse(&mut ctx, "func.func @f() {\n  \"demo.mark\"() : () -> ()\n  func.return\n}\n");
+    let config = GreedyConfig { fold: false, is_dead: |_, _| false, ..GreedyConfig::default() };
+    let outcome = apply_patterns_greedily(&mut ctx, module, &[&BoxMark], config);
+    assert_eq!(outcome.rewrites, 1);
+    let printed = print(&ctx, module);
+    let expected = "  func.func @f() {\n    \"demo.box\"() ({\n    ^bb0(%arg0: i32):\n      %1 = arith.constant 7 : i32\n      %2 = arith.addi %arg0, %1 : i32\n    }) : () -> ()\n    %0 = arith.constant 8 : i32\n    func.return\n  }";
+    assert!(printed.contains(expected), "{printed}");
+    assert!(tapestry::ir::verify::verify(&ctx, module, Default::default()).is_empty(), "{printed}");
 }

@@ -82,10 +82,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = render_all(&ctx, &diags, Style::Mlir);
     if let (Some(m), true) = (module, generic.is_some()) {
         let passes = tapestry::passes::PassRegistry::with_builtin();
-        let pipeline = "builtin.module(layout-print{limit=4096}, layout-print{format=loops})";
-        let mut pm = tapestry::passes::PassManager::parse(pipeline, &passes).expect("a valid pipeline");
-        let mut sink = std::io::sink();
-        let _ = pm.run(&mut ctx, m, &mut tapestry::passes::Instrumentation::quiet(&mut sink));
+        let pipelines = [
+            "builtin.module(layout-print{limit=4096}, layout-print{format=loops})",
+            "builtin.module(test-convert-pairs{full=true})",
+            "builtin.module(test-convert-pairs, reconcile-unrealized-casts, canonicalize, cse)",
+        ];
+        for pipeline in pipelines {
+            let mut pm = tapestry::passes::PassManager::parse(pipeline, &passes).expect("a valid pipeline");
+            let mut sink = std::io::sink();
+            let _ = pm.run(&mut ctx, m, &mut tapestry::passes::Instrumentation::quiet(&mut sink));
+        }
         evaluate_graphs(&ctx, m);
     }
 
