@@ -808,6 +808,80 @@ fn the_checker_sees_the_real_imports() {
     assert!(grammar.iter().any(|(_, s)| s.join("::") == "crate::ir::asm::Delim"), "{grammar:?}");
 }
 
+/// The file-level import graph inside one library: file module → the file modules of the same library it
+/// imports (a path names the longest file module that is its prefix).
+fn library_graph(files: &[FileImports], library: &str) -> BTreeMap<String, Vec<String>> {
+    let inside: Vec<&FileImports> = files.iter().filter(|f| f.module.first().is_some_and(|m| m == library)).collect();
+    let modules: Vec<Vec<String>> = inside.iter().map(|f| f.module.clone()).collect();
+    let owner = |t: &[String]| modules.iter().filter(|m| is_prefix(m, t)).max_by_key(|m| m.len()).map(|m| m.join("::"));
+    let mut graph = BTreeMap::new();
+    for f in inside {
+        let from = f.module.join("::");
+        let mut to: Vec<String> = f
+            .imports
+            .iter()
+            .filter_map(|i| i.target.as_ref().ok())
+            .filter_map(|t| owner(t))
+            .filter(|m| *m != from && !from.starts_with(&format!("{m}::")))
+            .collect();
+        to.sort();
+        to.dedup();
+        graph.insert(from, to);
+    }
+    graph
+}
+
+/// A cycle of the graph, if it has one (depth first, with an explicit stack).
+fn find_cycle(graph: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    let mut state: BTreeMap<&str, u8> = BTreeMap::new();
+    for start in graph.keys() {
+        if state.contains_key(start.as_str()) {
+            continue;
+        }
+        let mut stack: Vec<(&str, usize)> = vec![(start, 0)];
+        state.insert(start, 1);
+        while let Some((node, next)) = stack.pop() {
+            let succ = graph.get(node).map_or(&[][..], |v| v.as_slice());
+            let Some(to) = succ.get(next) else {
+                state.insert(node, 2);
+                continue;
+            };
+            stack.push((node, next + 1));
+            match state.get(to.as_str()) {
+                Some(1) => {
+                    let at = stack.iter().position(|(n, _)| *n == to.as_str()).unwrap();
+                    return Some(stack[at..].iter().map(|(n, _)| n.to_string()).collect());
+                }
+                Some(_) => {}
+                None => {
+                    state.insert(to, 1);
+                    stack.push((to, 0));
+                }
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn libraries_have_no_import_cycle_inside() {
+    let files = collect(&repo().join("src")).unwrap();
+    for library in ["zspace", "array", "layout", "machine"] {
+        let graph = library_graph(&files, library);
+        assert!(graph.len() > 1, "{library} has files");
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!("import cycle inside the {library} library: {}", cycle.join(" -> "));
+        }
+    }
+    let layout = library_graph(&files, "layout");
+    assert!(layout["layout::core_form"].contains(&"layout::stage".to_string()), "{layout:?}");
+    let mut planted = BTreeMap::new();
+    planted.insert("a".to_string(), vec!["b".to_string()]);
+    planted.insert("b".to_string(), vec!["c".to_string()]);
+    planted.insert("c".to_string(), vec!["a".to_string()]);
+    assert_eq!(find_cycle(&planted), Some(vec!["a".into(), "b".into(), "c".into()]));
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The checker against planted violations
 // ---------------------------------------------------------------------------------------------------------------

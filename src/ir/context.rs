@@ -172,6 +172,13 @@ impl Interners {
         Some((self.registry.interfaces().payload::<I>(payload.as_any())?, payload))
     }
 
+    /// Interface `I` of a dialect type, with its payload (`None` for builtin types and payloads without it).
+    pub fn type_interface<I: ?Sized + Sync + 'static>(&self, ty: TypeId) -> Option<(&'static I, &dyn DialectValue)> {
+        let TypeKind::Dialect(data) = &self.types[ty] else { return None };
+        let payload = &*data.0;
+        Some((self.registry.interfaces().payload::<I>(payload.as_any())?, payload))
+    }
+
     /// The registered op named by `name`, if any.
     pub fn registration(&self, name: Symbol) -> Option<&RegisteredOp> {
         let index = (*self.registrations.get(name.index())?)?;
