@@ -9,18 +9,37 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-/// What a dialect-defined type or attribute payload must provide.
-pub trait DialectValue: Any + fmt::Debug + Send + Sync {
+/// What a dialect-defined type or attribute payload must provide (equality, hashing and downcasting come with
+/// `Eq + Hash`, through [`DynValue`]).
+pub trait DialectValue: DynValue + fmt::Debug + Send + Sync {
     /// The full mnemonic, `dialect.name`.
     fn name(&self) -> &str;
     /// The body printed between `<` and `>` (without them); `None` prints no brackets.
     fn print_body(&self) -> Option<String>;
-    /// Structural equality with another payload (of any dialect).
-    fn eq_dyn(&self, other: &dyn DialectValue) -> bool;
-    /// Feeds the structure to a hasher; equal payloads must hash equally.
+}
+
+/// Equality, hashing and downcasting of a value seen as `dyn`, for every `Eq + Hash` type.
+pub trait DynValue: Any {
+    /// Structural equality with another value of any type (false across types).
+    fn eq_dyn(&self, other: &dyn Any) -> bool;
+    /// Feeds the structure to a hasher; equal values hash equally.
     fn hash_dyn(&self, state: &mut dyn Hasher);
-    /// Upcast used for downcasting to the concrete payload (and for finding its interfaces).
+    /// Upcast used for downcasting to the concrete type (and for finding a payload's interfaces).
     fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any + Eq + Hash> DynValue for T {
+    fn eq_dyn(&self, other: &dyn Any) -> bool {
+        other.downcast_ref::<T>() == Some(self)
+    }
+
+    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
+        self.hash(&mut state);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 /// A shared, interning-friendly handle to a dialect payload.
@@ -36,7 +55,7 @@ impl DialectData {
 
 impl PartialEq for DialectData {
     fn eq(&self, other: &Self) -> bool {
-        self.0.eq_dyn(&*other.0)
+        self.0.eq_dyn(other.0.as_any())
     }
 }
 

@@ -12,8 +12,8 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 /// A notation's function from logical coordinates to buffer offsets. `Display` writes the layout in its own
-/// notation; equality and hashing are the notation's structural ones, through `eq_dyn` and `hash_dyn`.
-pub trait AddressFn: fmt::Debug + fmt::Display + Send + Sync + 'static {
+/// notation; equality and hashing are the notation's structural ones (its `Eq + Hash`, through [`DynLayout`]).
+pub trait AddressFn: DynLayout + fmt::Debug + fmt::Display + Send + Sync + 'static {
     /// The notation's name (`ck`, `xla`), which prefixes the function when it is printed.
     fn notation(&self) -> &'static str;
 
@@ -23,15 +23,30 @@ pub trait AddressFn: fmt::Debug + fmt::Display + Send + Sync + 'static {
     /// The offset of the element at coordinate `e` (in the logical space's extents), or `None` if it is not
     /// stored.
     fn offset(&self, e: &[u64]) -> Option<u64>;
+}
 
+/// Equality and hashing of an address function seen as `dyn`, for every `Eq + Hash` layout.
+pub trait DynLayout: Any {
     /// Whether `other` is the same layout of the same notation.
-    fn eq_dyn(&self, other: &dyn AddressFn) -> bool;
-
-    /// Hashes the layout, agreeing with [`AddressFn::eq_dyn`].
+    fn eq_dyn(&self, other: &dyn Any) -> bool;
+    /// Hashes the layout, agreeing with [`DynLayout::eq_dyn`].
     fn hash_dyn(&self, state: &mut dyn Hasher);
-
     /// The layout as `Any`, for `eq_dyn` to downcast the other side.
     fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any + Eq + Hash> DynLayout for T {
+    fn eq_dyn(&self, other: &dyn Any) -> bool {
+        other.downcast_ref::<T>() == Some(self)
+    }
+
+    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
+        self.hash(&mut state);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }
 
 /// The function of a computed stage: a notation's address function, shared. Equal when it is the same layout of
@@ -92,7 +107,7 @@ fn row_major_coordinate(mut i: u64, extents: &[u64]) -> Vec<u64> {
 
 impl PartialEq for Computed {
     fn eq(&self, other: &Computed) -> bool {
-        self.0.notation() == other.0.notation() && self.0.eq_dyn(&*other.0)
+        self.0.notation() == other.0.notation() && self.0.eq_dyn(other.0.as_any())
     }
 }
 

@@ -10,8 +10,7 @@ use crate::layout::notation::xla::XlaLayout;
 use crate::layout::strided::{Layout, LayoutError};
 use crate::layout::swizzle::Swizzle;
 use crate::layout::table::Order;
-use std::any::Any;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 /// `#layout.cute<...>`: a CuTe layout, optionally composed with an offset and a swizzle
 /// (`Sw<b,m,s> o offset o shape:stride`, each part omitted when absent or 0).
@@ -159,18 +158,6 @@ impl DialectValue for LayoutAttr {
             LayoutAttr::Furiosa(f) => Some(f.to_string()),
             LayoutAttr::Ck(c) => Some(c.to_string()),
         }
-    }
-
-    fn eq_dyn(&self, other: &dyn DialectValue) -> bool {
-        other.as_any().downcast_ref::<LayoutAttr>() == Some(self)
-    }
-
-    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
-        self.hash(&mut state);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -2,12 +2,10 @@
 
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::{Context, Interners, TypeId, TypeKind};
-use std::any::Any;
-use std::hash::Hasher;
 use std::sync::Arc;
 
 /// The payload of `!layout.layout`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct LayoutType;
 
 impl DialectValue for LayoutType {
@@ -17,16 +15,6 @@ impl DialectValue for LayoutType {
 
     fn print_body(&self) -> Option<String> {
         None
-    }
-
-    fn eq_dyn(&self, other: &dyn DialectValue) -> bool {
-        other.as_any().is::<LayoutType>()
-    }
-
-    fn hash_dyn(&self, _: &mut dyn Hasher) {}
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

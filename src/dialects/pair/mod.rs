@@ -6,8 +6,6 @@ use crate::interfaces::memory_effects::{Effect, EffectKind, MemoryEffects};
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::registry::ItemError;
 use crate::ir::{Arity, Context, DialectInfo, Interners, OpId, OpInfo, OpTrait, Registry, Syntax, TypeId, TypeKind};
-use std::any::Any;
-use std::hash::Hasher;
 use std::sync::Arc;
 
 const FUNCTIONAL: Syntax = Syntax::Format("$operands attr-dict `:` functional-type($operands, $results)");
@@ -74,7 +72,7 @@ impl MemoryEffects for WritesMemory {
 }
 
 /// The payload of `!pair.pair`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct PairType;
 
 impl DialectValue for PairType {
@@ -84,16 +82,6 @@ impl DialectValue for PairType {
 
     fn print_body(&self) -> Option<String> {
         None
-    }
-
-    fn eq_dyn(&self, other: &dyn DialectValue) -> bool {
-        other.as_any().is::<PairType>()
-    }
-
-    fn hash_dyn(&self, _: &mut dyn Hasher) {}
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -6,9 +6,8 @@ use crate::array::{fits, DType};
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::registry::ItemError;
 use crate::ir::{Context, TypeId, TypeKind};
-use std::any::Any;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 /// A tensor type: named dimensions (unique names) and an element type. Rank 0 is `[]`.
@@ -113,22 +112,10 @@ impl DialectValue for TensorType {
     fn print_body(&self) -> Option<String> {
         Some(self.to_string())
     }
-
-    fn eq_dyn(&self, other: &dyn DialectValue) -> bool {
-        other.as_any().downcast_ref::<TensorType>() == Some(self)
-    }
-
-    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
-        self.hash(&mut state);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// The payload of `!teg.token`.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct TokenType;
 
 impl DialectValue for TokenType {
@@ -138,16 +125,6 @@ impl DialectValue for TokenType {
 
     fn print_body(&self) -> Option<String> {
         None
-    }
-
-    fn eq_dyn(&self, other: &dyn DialectValue) -> bool {
-        other.as_any().is::<TokenType>()
-    }
-
-    fn hash_dyn(&self, _: &mut dyn Hasher) {}
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -6,9 +6,8 @@
 
 use crate::layout::address_fn::AddressFn;
 use crate::layout::strided::{Dim, Factor, Layout, LayoutError};
-use std::any::Any;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 /// A transform argument as written: an integer or a list.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -334,18 +333,6 @@ impl AddressFn for CkLayout {
 
     fn offset(&self, e: &[u64]) -> Option<u64> {
         ck_offset(self, e)
-    }
-
-    fn eq_dyn(&self, other: &dyn AddressFn) -> bool {
-        other.as_any().downcast_ref::<CkLayout>() == Some(self)
-    }
-
-    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
-        self.hash(&mut state);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

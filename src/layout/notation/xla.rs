@@ -9,9 +9,8 @@ use crate::layout::address_fn::AddressFn;
 use crate::layout::core_form::GeneralLayout;
 use crate::layout::stage::Stage;
 use crate::layout::strided::{fail, Dim, Factor, Layout, LayoutError};
-use std::any::Any;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 
 /// One entry of a tile.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -350,18 +349,6 @@ impl AddressFn for XlaLayout {
 
     fn offset(&self, e: &[u64]) -> Option<u64> {
         xla_walk(self, e).ok().map(|r| r.0)
-    }
-
-    fn eq_dyn(&self, other: &dyn AddressFn) -> bool {
-        other.as_any().downcast_ref::<XlaLayout>() == Some(self)
-    }
-
-    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
-        self.hash(&mut state);
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
