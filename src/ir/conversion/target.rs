@@ -7,7 +7,7 @@ use crate::ir::registry::dialect_of;
 use crate::ir::{Context, OpId};
 
 /// A predicate deciding an op's legality from the IR.
-pub type LegalityFn = Box<dyn Fn(&Context, OpId) -> bool>;
+pub type LegalityFn = Box<dyn Fn(&Context, OpId) -> bool + Send + Sync>;
 
 /// Whether an op may stay after the conversion.
 pub enum Legality {
@@ -60,7 +60,7 @@ impl ConversionTarget {
     }
 
     /// An op that may stay if `legal` says so.
-    pub fn dynamic_op(self, name: &str, legal: impl Fn(&Context, OpId) -> bool + 'static) -> Self {
+    pub fn dynamic_op(self, name: &str, legal: impl Fn(&Context, OpId) -> bool + Send + Sync + 'static) -> Self {
         self.op(name, Legality::Dynamic(Box::new(legal)))
     }
 

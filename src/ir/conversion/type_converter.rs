@@ -6,7 +6,7 @@ use crate::ir::body::{Body, OpId};
 use crate::ir::{Attr, Context, Interners, TypeId, TypeKind};
 
 /// A conversion rule: `Some(types)` if it handles `ty`, `None` to let an earlier rule decide.
-pub type TypeRule = Box<dyn Fn(&mut Interners, TypeId) -> Option<Vec<TypeId>>>;
+pub type TypeRule = Box<dyn Fn(&mut Interners, TypeId) -> Option<Vec<TypeId>> + Send + Sync>;
 
 /// What types become.
 #[derive(Default)]
@@ -27,13 +27,16 @@ impl TypeConverter {
     }
 
     /// Adds a one-to-one rule (tried before the rules added earlier).
-    pub fn rule(mut self, f: impl Fn(&mut Interners, TypeId) -> Option<TypeId> + 'static) -> Self {
+    pub fn rule(mut self, f: impl Fn(&mut Interners, TypeId) -> Option<TypeId> + Send + Sync + 'static) -> Self {
         self.rules.push(Box::new(move |ints, ty| f(ints, ty).map(|t| vec![t])));
         self
     }
 
     /// Adds a one-to-many rule: `ty` becomes the types returned, in order (none: the value disappears).
-    pub fn rule_many(mut self, f: impl Fn(&mut Interners, TypeId) -> Option<Vec<TypeId>> + 'static) -> Self {
+    pub fn rule_many(
+        mut self,
+        f: impl Fn(&mut Interners, TypeId) -> Option<Vec<TypeId>> + Send + Sync + 'static,
+    ) -> Self {
         self.rules.push(Box::new(f));
         self
     }
