@@ -1,4 +1,4 @@
-//! The same layout in the four notations (the README's side-by-side table) means the same.
+//! The same layout in the four notations (the side-by-side table of docs/dialect-layout.md) means the same.
 
 use tapestry::dialects::layout::syntax::{parse_ck, parse_cute, parse_furiosa, parse_xla};
 use tapestry::layout::canonical::equivalent;

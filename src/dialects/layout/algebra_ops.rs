@@ -34,8 +34,8 @@ const fn op(name: &'static str, summary: &'static str, operands: u32, attrs: &'s
 
 const BOUND: &[AttrSpec] = &[AttrSpec { name: "bound", kind: AttrKind::Int, optional: true, default: None }];
 
-/// `layout.convert %l to "ck"`: the same layout in another notation (`cute`, `ck` or `furiosa`), where that notation
-/// can express it; folds on constants.
+/// `layout.convert %l to "ck"`: the same layout in another notation (`cute`, `ck`, `furiosa` or `xla`), where
+/// that notation can express it; folds on constants.
 pub const CONVERT: OpInfo = OpInfo {
     operands: Arity::Exact(1),
     results: Arity::Exact(1),

@@ -213,7 +213,7 @@ fn int_args(ctx: &Context, op: OpId) -> Result<Vec<u64>, Diagnostic> {
     items.iter().map(|&a| ctx.attr_data(a).as_int().and_then(|v| u64::try_from(v).ok()).ok_or_else(bad)).collect()
 }
 
-/// Applies the view `kind` with `args` (see the op's documentation in the README).
+/// Applies the view `kind` with `args` (see the op's documentation in docs/dialect-layout.md).
 fn apply_view(l: &Layout, kind: &str, args: &[u64]) -> Result<Layout, ViewError> {
     let u = |i: usize| args[i] as usize;
     let arity = |n: usize| {
