@@ -181,3 +181,32 @@ fn the_failure_diagnostic_names_the_op_and_where_it_is() {
     insta::assert_snapshot!("conversion-failure.mlir-style", mlir);
     insta::assert_snapshot!("conversion-failure.rich-style", rich);
 }
+
+/// Claims to convert `demo.double` but only touches it: the op stays illegal.
+struct TouchOnly;
+
+impl ConversionPattern for TouchOnly {
+    fn name(&self) -> &'static str {
+        "TouchOnly"
+    }
+    fn root(&self) -> Option<&'static str> {
+        Some("demo.double")
+    }
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let unit = rw.interners().attr(tapestry::ir::Attr::Unit);
+        rw.set_attr(op, "touched", unit);
+        true
+    }
+}
+
+#[test]
+fn an_op_left_illegal_in_place_fails_instead_of_looping() {
+    let mut ctx = context();
+    let module = parse(&mut ctx, TEXT);
+    let before = print(&ctx, module);
+    let target = ConversionTarget::new().dialect("demo", Legality::Illegal);
+    let err =
+        apply_conversion(&mut ctx, module, &target, &[&TouchOnly], &no_types(), ConversionMode::Partial).unwrap_err();
+    assert_eq!(err.message, "failed to legalize operation 'demo.double' that was explicitly marked illegal");
+    assert_eq!(print(&ctx, module), before);
+}

@@ -101,6 +101,8 @@ impl Run<'_> {
             match self.rewrite(ctx, op, set.for_op(ctx, op)) {
                 Some(created) => {
                     outcome.rewrites += 1;
+                    // An op changed in place is checked again after what the pattern created.
+                    worklist.push(op);
                     worklist.push_in_order(&created);
                 }
                 None if must => return Err(failure(ctx, self.target, op)),
