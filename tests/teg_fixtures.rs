@@ -81,6 +81,10 @@ fn cell_ops_match_numpy() {
         check(&["pos"], HW, &format!("%r = teg.{op} %pos : $R"), op, HW, 4e-7);
     }
     check(&["a"], HW, "%r = teg.clip %a min -0.5 max 0.5 : $R", "clip", HW, 0.0);
+    check(&["a"], HW, "%r = teg.clip %a min -0.5 : $R", "clip_min", HW, 0.0);
+    check(&["a"], HW, "%r = teg.clip %a max 0.5 : $R", "clip_max", HW, 0.0);
+    let tanh_form = "%r = teg.gelu %a attributes {approximate = \"tanh\"} : $R";
+    check(&["a"], HW, tanh_form, "gelu_tanh", HW, 2e-7);
     let ab = "!teg.tensor<[h=3, w=5] x f32>";
     check(&["a", "b"], HW, &format!("%r = teg.compare \"lt\" %a, %b : {ab}, {ab} -> $R"), "lt", HW, 0.0);
     let cond = format!("%c = teg.compare \"lt\" %a, %b : {ab}, {ab} -> !teg.tensor<[h=3, w=5] x i1>\n  %r = teg.where %c, %a, %b : !teg.tensor<[h=3, w=5] x i1>, {ab}, {ab} -> $R");

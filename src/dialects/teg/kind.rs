@@ -20,8 +20,10 @@ pub enum Unary {
     Tanh,
     /// `max(x, 0)`.
     Relu,
-    /// `x·Φ(x)`.
+    /// `x·Φ(x)`, with the error function.
     Gelu,
+    /// `x·Φ(x)` in its tanh approximation: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    GeluTanh,
 }
 
 /// Elementwise functions of two operands.
@@ -155,14 +157,14 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<OpKind, String> {
         "sqrt" => OpKind::Unary(Unary::Sqrt),
         "tanh" => OpKind::Unary(Unary::Tanh),
         "relu" => OpKind::Unary(Unary::Relu),
-        "gelu" => OpKind::Unary(Unary::Gelu),
+        "gelu" => OpKind::Unary(gelu(&a)?),
         "add" => OpKind::Binary(Binary::Add),
         "sub" => OpKind::Binary(Binary::Sub),
         "mul" => OpKind::Binary(Binary::Mul),
         "div" => OpKind::Binary(Binary::Div),
         "max" => OpKind::Binary(Binary::Max),
         "min" => OpKind::Binary(Binary::Min),
-        "clip" => OpKind::Clip { min: a.float("min")?, max: a.float("max")? },
+        "clip" => clip(&a)?,
         "cast" => OpKind::Cast,
         "compare" => OpKind::Compare(predicate(&a.string("predicate")?)?),
         "where" => OpKind::Where,
@@ -239,7 +241,29 @@ struct Attrs<'c> {
     op: OpId,
 }
 
+/// `teg.gelu`'s form: `approximate = "none"` (the default, the erf form) or `"tanh"`.
+fn gelu(a: &Attrs<'_>) -> Result<Unary, String> {
+    match a.optional_string("approximate")?.as_deref() {
+        None | Some("none") => Ok(Unary::Gelu),
+        Some("tanh") => Ok(Unary::GeluTanh),
+        Some(other) => Err(format!("approximate must be \"none\" or \"tanh\", not \"{other}\"")),
+    }
+}
+
+/// `teg.clip`'s bounds: either may be left out (an open side), not both (NumPy's rule).
+fn clip(a: &Attrs<'_>) -> Result<OpKind, String> {
+    let bound = |name: &str| a.ctx.op_attr(a.op, name).map(|_| a.float(name)).transpose();
+    match (bound("min")?, bound("max")?) {
+        (None, None) => Err("needs a bound: min, max or both".into()),
+        (min, max) => Ok(OpKind::Clip { min: min.unwrap_or(f64::NEG_INFINITY), max: max.unwrap_or(f64::INFINITY) }),
+    }
+}
+
 impl Attrs<'_> {
+    fn optional_string(&self, name: &str) -> Result<Option<String>, String> {
+        self.ctx.op_attr(self.op, name).map(|_| self.string(name)).transpose()
+    }
+
     fn get(&self, name: &str) -> Result<&Attr, String> {
         self.ctx
             .op_attr(self.op, name)

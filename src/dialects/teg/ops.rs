@@ -62,15 +62,18 @@ pub const CELL: &[OpInfo] = &[
     same_type("teg.sqrt", "elementwise square root", 1),
     same_type("teg.tanh", "elementwise hyperbolic tangent", 1),
     same_type("teg.relu", "elementwise max(x, 0)", 1),
-    same_type("teg.gelu", "elementwise x·Φ(x) (the erf form)", 1),
+    OpInfo {
+        attrs: &[optional("approximate", AttrKind::String)],
+        ..same_type("teg.gelu", "elementwise x·Φ(x): the erf form, or its tanh approximation", 1)
+    },
     OpInfo {
         traits: &[OpTrait::Pure, OpTrait::HasParent(PARENTS), OpTrait::SameOperandsAndResultType],
         ..value_op(
             "teg.clip",
-            "elementwise clamp to [min, max]",
+            "elementwise clamp to [min, max] (either bound may be left out)",
             Arity::Exact(1),
-            &[attr("min", AttrKind::Float), attr("max", AttrKind::Float)],
-            "$operands `min` $min `max` $max attr-dict `:` type($results)",
+            &[optional("min", AttrKind::Float), optional("max", AttrKind::Float)],
+            "$operands (`min` $min^)? (`max` $max^)? attr-dict `:` type($results)",
         )
     },
     value_op("teg.cast", "elementwise conversion to the result's element type", Arity::Exact(1), &[], TYPED),

@@ -15,6 +15,7 @@ use indexmap::IndexMap;
 
 /// Verifies one TEG op inside a graph.
 pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    known_attrs(ctx, op).map_err(|e| op_error(ctx, op, e))?;
     let kind = decode(ctx, op).map_err(|e| op_error(ctx, op, e))?;
     let body = &ctx.body;
     let operand_types: Vec<_> = body.operands(op).map(|v| body.value_type(v)).collect();
@@ -63,6 +64,22 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// Every attribute of a teg op is one it declares, or a discardable one with a dialect prefix (`teg.note`), as
+/// MLIR requires: a misspelled or unsupported attribute is an error, never silently ignored.
+fn known_attrs(ctx: &Context, op: OpId) -> Result<(), String> {
+    let declared = ctx.registered(op).map_or(&[][..], |r| r.info.attrs);
+    let data = ctx.body.op(op);
+    let names = ctx.dict_entries(data.attrs).iter().chain(ctx.dict_entries(data.props)).map(|e| ctx.str(e.0));
+    for name in names {
+        if !name.contains('.') && !declared.iter().any(|a| a.name == name) {
+            let known: Vec<&str> = declared.iter().map(|a| a.name).collect();
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            return Err(format!("has no attribute '{name}' (it knows: {known}; a discardable attribute needs a dialect prefix, as 'teg.{name}')"));
+        }
+    }
+    Ok(())
+}
+
 /// A source's `layout` must be a layout attribute placing as many elements as the tensor has, and its
 /// `placement` a device name (a string).
 fn check_source_attrs(ctx: &Context, op: OpId, t: &TensorType) -> Result<(), String> {
@@ -102,6 +119,7 @@ fn check_signature(
 
 /// Verifies a graph: only TEG ops, unique source and sink names, sink tokens used only by sequence points.
 pub fn verify_graph(ctx: &Context, graph: OpId) -> Result<(), Diagnostic> {
+    known_attrs(ctx, graph).map_err(|e| op_error(ctx, graph, e))?;
     let mut names: IndexMap<(bool, String), OpId> = IndexMap::new();
     let region = ctx.body.regions(graph)[0];
     for &block in &ctx.body.region(region).blocks {

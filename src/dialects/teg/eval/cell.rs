@@ -23,6 +23,7 @@ trait Real:
     fn sqrt(self) -> Self;
     fn tanh(self) -> Self;
     fn gelu(self) -> Self;
+    fn gelu_tanh(self) -> Self;
     fn is_nan(self) -> bool;
 }
 
@@ -48,6 +49,12 @@ macro_rules! real {
             fn gelu(self) -> Self {
                 0.5 * self * (1.0 + $erf(self * std::f64::consts::FRAC_1_SQRT_2 as $t))
             }
+            /// In f64, rounded once: `1 + tanh(..)` cancels for negative inputs, which f32 would not survive.
+            fn gelu_tanh(self) -> Self {
+                let x = self as f64;
+                let c = (2.0 / std::f64::consts::PI).sqrt();
+                (0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())) as $t
+            }
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
@@ -68,6 +75,7 @@ fn real_unary<T: Real + Send + Sync + Default>(op: Unary, v: &[T]) -> Vec<T> {
         // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum).
         Unary::Relu => map_with(v, |x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }),
         Unary::Gelu => map_with(v, |x| x.gelu()),
+        Unary::GeluTanh => map_with(v, |x| x.gelu_tanh()),
     }
 }
 
