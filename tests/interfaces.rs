@@ -105,3 +105,16 @@ fn layout_attributes_answer_through_the_layout_interface() {
     let not_layout = ctx.empty_dict();
     assert!(layout_of(&ctx, not_layout).is_none());
 }
+
+#[test]
+fn monoids_know_their_identity_and_how_to_combine() {
+    use tapestry::array::DType;
+    assert_eq!(Monoid::Max.identity_int(DType::I8), -128);
+    assert_eq!(Monoid::Min.identity_int(DType::I32), i32::MAX as i64);
+    assert_eq!((Monoid::Max.identity_int(DType::I1), Monoid::Min.identity_int(DType::I1)), (0, 1));
+    assert_eq!((Monoid::Prod.identity_int(DType::I64), Monoid::Mean.identity_f64()), (1, 0.0));
+    assert_eq!(Monoid::Max.identity_f64(), f64::NEG_INFINITY);
+    assert!(Monoid::Min.combine_f64(1.0, f64::NAN).is_nan());
+    assert_eq!(Monoid::Sum.combine_int(i64::MAX, 1), i64::MIN);
+    assert_eq!(Monoid::Prod.combine_f64(2.0, 3.5), 7.0);
+}

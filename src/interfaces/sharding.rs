@@ -4,6 +4,7 @@
 //! types, indexing maps and reduction kinds). Sharding rewrites split an op along its index space and know from
 //! the IPFs which slice of each operand a shard reads; the cost model sizes those slices.
 
+use crate::array::DType;
 use crate::ir::{Context, OpId};
 use crate::zspace::{Ipf, ZRange};
 
@@ -33,6 +34,49 @@ impl Monoid {
             "mean" => Monoid::Mean,
             _ => return None,
         })
+    }
+
+    /// Its identity for floats (also what an empty float reduction gives).
+    pub fn identity_f64(self) -> f64 {
+        match self {
+            Monoid::Sum | Monoid::Mean => 0.0,
+            Monoid::Prod => 1.0,
+            Monoid::Max => f64::NEG_INFINITY,
+            Monoid::Min => f64::INFINITY,
+        }
+    }
+
+    /// Its identity for an integer or boolean element type: `max` starts at the type's least value, `min` at its
+    /// greatest (so `max` over `i1` is "any", `min` "all").
+    pub fn identity_int(self, dtype: DType) -> i64 {
+        let (least, greatest) = dtype.int_range().unwrap_or((i64::MIN, i64::MAX));
+        match self {
+            Monoid::Sum | Monoid::Mean => 0,
+            Monoid::Prod => 1,
+            Monoid::Max => least,
+            Monoid::Min => greatest,
+        }
+    }
+
+    /// Combines two float partial results (NaN wins `max` and `min`, as NumPy's `maximum`; `mean` combines sums).
+    pub fn combine_f64(self, a: f64, b: f64) -> f64 {
+        match self {
+            Monoid::Sum | Monoid::Mean => a + b,
+            Monoid::Prod => a * b,
+            Monoid::Max | Monoid::Min if a.is_nan() || b.is_nan() => f64::NAN,
+            Monoid::Max => a.max(b),
+            Monoid::Min => a.min(b),
+        }
+    }
+
+    /// Combines two integer partial results (sums and products wrap, as NumPy's do).
+    pub fn combine_int(self, a: i64, b: i64) -> i64 {
+        match self {
+            Monoid::Sum | Monoid::Mean => a.wrapping_add(b),
+            Monoid::Prod => a.wrapping_mul(b),
+            Monoid::Max => a.max(b),
+            Monoid::Min => a.min(b),
+        }
     }
 
     /// Its spelling.

@@ -3,7 +3,7 @@
 //! reduction gives the monoid's identity (`max` of floats −∞, of integers the type's minimum).
 
 use super::EvalError;
-use crate::array::{strides, Array, DType, Data};
+use crate::array::{strides, Array, Data};
 use crate::dialects::teg::kind::Monoid;
 
 /// Reduces `x` over the dimensions `axes`.
@@ -22,33 +22,20 @@ pub fn reduce(x: &Array, axes: &[usize], monoid: Monoid) -> Result<Array, EvalEr
     let targets = output_index(shape, &step);
     let dtype = x.dtype();
     let data = if dtype.is_float() {
-        let mut acc = vec![identity(monoid); out_len];
+        let mut acc = vec![monoid.identity_f64(); out_len];
         let d = x.data();
         for (i, &o) in targets.iter().enumerate() {
-            acc[o] = combine(monoid, acc[o], d.get_f64(i));
+            acc[o] = monoid.combine_f64(acc[o], d.get_f64(i));
         }
         if monoid == Monoid::Mean {
             acc.iter_mut().for_each(|a| *a /= count as f64);
         }
         Data::from_f64(dtype, acc.into_iter())
     } else {
-        let (lo, hi) = int_range(dtype);
-        let start = match monoid {
-            Monoid::Sum | Monoid::Mean => 0,
-            Monoid::Prod => 1,
-            Monoid::Max => lo,
-            Monoid::Min => hi,
-        };
-        let mut acc = vec![start; out_len];
+        let mut acc = vec![monoid.identity_int(dtype); out_len];
         let d = x.data();
         for (i, &o) in targets.iter().enumerate() {
-            let v = d.get_i64(i);
-            acc[o] = match monoid {
-                Monoid::Sum | Monoid::Mean => acc[o].wrapping_add(v),
-                Monoid::Prod => acc[o].wrapping_mul(v),
-                Monoid::Max => acc[o].max(v),
-                Monoid::Min => acc[o].min(v),
-            };
+            acc[o] = monoid.combine_int(acc[o], d.get_i64(i));
         }
         Data::from_i64(dtype, &acc)
     };
@@ -74,33 +61,4 @@ fn output_index(shape: &[u64], step: &[usize]) -> Vec<usize> {
         }
     }
     out
-}
-
-fn identity(m: Monoid) -> f64 {
-    match m {
-        Monoid::Sum | Monoid::Mean => 0.0,
-        Monoid::Prod => 1.0,
-        Monoid::Max => f64::NEG_INFINITY,
-        Monoid::Min => f64::INFINITY,
-    }
-}
-
-fn combine(m: Monoid, a: f64, b: f64) -> f64 {
-    match m {
-        Monoid::Sum | Monoid::Mean => a + b,
-        Monoid::Prod => a * b,
-        Monoid::Max if a.is_nan() || b.is_nan() => f64::NAN,
-        Monoid::Min if a.is_nan() || b.is_nan() => f64::NAN,
-        Monoid::Max => a.max(b),
-        Monoid::Min => a.min(b),
-    }
-}
-
-/// The smallest and largest value of an integer type.
-fn int_range(dtype: DType) -> (i64, i64) {
-    match dtype {
-        DType::I8 => (i8::MIN as i64, i8::MAX as i64),
-        DType::I32 => (i32::MIN as i64, i32::MAX as i64),
-        _ => (i64::MIN, i64::MAX),
-    }
 }

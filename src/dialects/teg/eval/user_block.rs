@@ -37,22 +37,9 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
     }
     let monoid = sig.reductions.first().map(|r| r.1);
     let total = shape.iter().product::<u64>() as usize;
-    let start = match monoid {
-        Some(Monoid::Prod) => 1.0,
-        Some(Monoid::Max) => f64::NEG_INFINITY,
-        Some(Monoid::Min) => f64::INFINITY,
-        _ => 0.0,
-    };
-    let mut acc = vec![start; total];
-    // An integer max or min starts at the least or greatest value of the element type (its identity there).
-    let (least, greatest) = dtype.int_range().unwrap_or((0, 0));
-    let start_int = match monoid {
-        Some(Monoid::Prod) => 1,
-        Some(Monoid::Max) => least,
-        Some(Monoid::Min) => greatest,
-        _ => 0,
-    };
-    let mut acc_int = vec![start_int; total];
+    // Without a reduction every cell is written once, so the start value is never read.
+    let mut acc = vec![monoid.map_or(0.0, Monoid::identity_f64); total];
+    let mut acc_int = vec![monoid.map_or(0, |m| m.identity_int(dtype)); total];
     let out_strides = strides(shape);
     let ipf_err = |e: crate::zspace::ZError| err(e.0);
     for p in sig.index_range().points() {
@@ -65,16 +52,11 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
         for (j, cell) in target.points().enumerate() {
             let at: usize = cell.iter().zip(&out_strides).map(|(&c, &s)| c as usize * s).sum();
             if dtype.is_float() {
-                acc[at] = combine(monoid, acc[at], tile.data().get_f64(j));
+                let v = tile.data().get_f64(j);
+                acc[at] = monoid.map_or(v, |m| m.combine_f64(acc[at], v));
             } else {
                 let v = tile.data().get_i64(j);
-                acc_int[at] = match monoid {
-                    None => v,
-                    Some(Monoid::Prod) => acc_int[at].wrapping_mul(v),
-                    Some(Monoid::Max) => acc_int[at].max(v),
-                    Some(Monoid::Min) => acc_int[at].min(v),
-                    Some(_) => acc_int[at].wrapping_add(v),
-                };
+                acc_int[at] = monoid.map_or(v, |m| m.combine_int(acc_int[at], v));
             }
         }
     }
@@ -105,18 +87,6 @@ fn work(ctx: &Context, op: OpId) -> u128 {
 /// The number of cells of `shape`, saturating.
 fn cells(shape: &[u64]) -> u128 {
     shape.iter().fold(1u128, |a, &e| a.saturating_mul(e as u128))
-}
-
-fn combine(monoid: Option<Monoid>, a: f64, b: f64) -> f64 {
-    match monoid {
-        None => b,
-        Some(Monoid::Prod) => a * b,
-        Some(Monoid::Max) if a.is_nan() || b.is_nan() => f64::NAN,
-        Some(Monoid::Min) if a.is_nan() || b.is_nan() => f64::NAN,
-        Some(Monoid::Max) => a.max(b),
-        Some(Monoid::Min) => a.min(b),
-        Some(_) => a + b,
-    }
 }
 
 /// The cells of `a` inside `r` (which lies inside `a`'s range: signature correspondence), row-major.
