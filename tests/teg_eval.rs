@@ -483,3 +483,20 @@ fn user_block_operators_run_their_body_per_index_point() {
     // A window of 3 summed at stride 2 (a halo of 1): [0+1+2, 2+3+4, 4+5+6].
     assert_eq!(values(&out["window"]), [3.0, 9.0, 15.0]);
 }
+
+#[test]
+fn evaluating_unverified_ir_is_an_error_not_a_panic() {
+    let mut ctx = Context::new(tapestry::dialects::all());
+    let text = "teg.graph @g {\n  %x = teg.source @x : !teg.tensor<[m=2, k=3] x f32>\n  %w = teg.source @w : !teg.tensor<[k=3, n=4] x f32>\n  %y = teg.matmul %x, %w : !teg.tensor<[m=2, k=3] x f32>, !teg.tensor<[k=3, n=4] x f32> -> !teg.tensor<[m=2, n=5] x f32>\n  %s = teg.sink @y %y : !teg.tensor<[m=2, n=5] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}\n";
+    let module = tapestry::parse::parse_file(&mut ctx, "t.tap", text).unwrap();
+    let graph = tapestry::dialects::teg::find_graph(&ctx, module, "g").unwrap();
+    let inputs: tapestry::dialects::teg::eval::Values =
+        [("x".to_string(), f32s(&[2, 3], &[1.0; 6])), ("w".to_string(), f32s(&[3, 4], &[1.0; 12]))]
+            .into_iter()
+            .collect();
+    let err = evaluate(&ctx, graph, &inputs).unwrap_err();
+    assert!(err.message.starts_with("the graph does not verify: 'teg.matmul' op result type"), "{}", err.message);
+    let not_graph = tapestry::ir::walk::preorder(&ctx.body, module)[1];
+    assert!(evaluate(&ctx, not_graph, &inputs).unwrap_err().message.contains("is not a teg.graph"));
+    assert!(tapestry::dialects::teg::find_graph(&ctx, module, "h").is_none());
+}

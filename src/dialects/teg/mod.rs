@@ -13,7 +13,7 @@ pub mod tensor_type;
 pub mod verify;
 
 use crate::ir::registry::ItemError;
-use crate::ir::{Context, DialectInfo, Registry, TypeId};
+use crate::ir::{Context, DialectInfo, OpId, Registry, TypeId};
 use tensor_type::{tensor_type, token_type, TensorType};
 
 /// Registers the `teg` dialect.
@@ -33,6 +33,12 @@ pub fn register(registry: &mut Registry) {
     }
     registry.register_op(ops::REDUCE);
     interfaces::attach(registry);
+}
+
+/// The `teg.graph @name` nested anywhere under `root`, if there is one.
+pub fn find_graph(ctx: &Context, root: OpId, name: &str) -> Option<OpId> {
+    let is = |op: OpId| ctx.op_name(op) == "teg.graph" && crate::ir::symbols::symbol_name(ctx, op) == Some(name);
+    crate::ir::walk::preorder(&ctx.body, root).into_iter().find(|&op| is(op))
 }
 
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {

@@ -19,11 +19,15 @@ mod views;
 use super::kind::{decode, OpKind};
 use super::tensor_type::as_tensor;
 use crate::array::{Array, DType};
+use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{Context, OpId, ValueId};
 use indexmap::IndexMap;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+
+/// A graph's inputs or outputs by name, in order (what [`evaluate`] takes and gives).
+pub type Values = IndexMap<String, Array>;
 
 /// The most elements one value may have: the reference evaluator holds every value in memory.
 pub const MAX_ELEMENTS: u64 = 1 << 30;
@@ -67,17 +71,27 @@ fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
     ctx.body.region(region).blocks.iter().flat_map(move |&b| ctx.body.block_ops(b))
 }
 
-/// Evaluates a verified graph with its sources bound by name; returns every sink's value by sink name, in op
+/// Evaluates a graph (verified first: unverified IR is an error) with its sources bound by name; returns every sink's value by sink name, in op
 /// order. The inputs are borrowed, not copied, so one set of inputs can feed the reference and every lowering
 /// checked against it. A missing source, or one of the wrong shape or element type, is an error naming it.
-pub fn evaluate(
-    ctx: &Context,
-    graph: OpId,
-    inputs: &IndexMap<String, Array>,
-) -> Result<IndexMap<String, Array>, EvalError> {
+pub fn evaluate(ctx: &Context, graph: OpId, inputs: &Values) -> Result<Values, EvalError> {
+    check_graph(ctx, graph)?;
     let mut state = State::default();
     state.run(ctx, graph_ops(ctx, graph), inputs)?;
     Ok(state.sinks)
+}
+
+/// `graph` must be a `teg.graph` that verifies: the evaluator relies on what the verifier checks (types agree,
+/// attributes are in range), so unverified IR is an error here, never a panic later.
+fn check_graph(ctx: &Context, graph: OpId) -> Result<(), EvalError> {
+    if ctx.body.is_erased(graph) || ctx.op_name(graph) != "teg.graph" {
+        let message = format!("'{}' is not a teg.graph", ctx.op_name(graph));
+        return Err(EvalError { op: Some(graph), message });
+    }
+    match verify(ctx, graph, VerifyOptions::default()).into_iter().next() {
+        Some(d) => Err(EvalError { op: Some(graph), message: format!("the graph does not verify: {}", d.message) }),
+        None => Ok(()),
+    }
 }
 
 /// Values computed so far (the inputs borrowed, the rest owned), sinks met, and what a block body yielded.
