@@ -1,6 +1,8 @@
 //! TEG evaluator and verifier benchmarks: a 1024×1024 · 1024×1024 f32 `teg.matmul` and a 16M-element f32
 //! `teg.add` through the reference evaluator, side by side with NumPy (`scripts/numpy-bench.py`, run with
-//! `NUMPY_PYTHON`, default `python3`, when it can import NumPy); and the time to verify a graph of 100k ops.
+//! `NUMPY_PYTHON`, default `python3`, when it can import NumPy); the time to verify a graph of 100k ops; and the
+//! peak memory of a chain of ten elementwise ops on a 256 MiB tensor, in a process of its own (values are freed
+//! after their last use, so the peak is about three values: the input, an operand and a result).
 //!
 //! `cargo bench --bench teg` (set `NUMPY_PYTHON=/path/to/python` for a venv with NumPy).
 
@@ -48,6 +50,9 @@ fn numpy() -> Option<(f64, f64)> {
 }
 
 fn main() {
+    if std::env::var_os(CHAIN_CHILD).is_some() {
+        return chain_child();
+    }
     let n = 1024u64;
     let mm = format!(
         "teg.graph @mm {{\n  %a = teg.source @a : !teg.tensor<[m={n}, k={n}] x f32>\n  %b = teg.source @b : !teg.tensor<[k={n}, n={n}] x f32>\n  %c = teg.matmul %a, %b : !teg.tensor<[m={n}, k={n}] x f32>, !teg.tensor<[k={n}, n={n}] x f32> -> !teg.tensor<[m={n}, n={n}] x f32>\n  %s = teg.sink @c %c : !teg.tensor<[m={n}, n={n}] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
@@ -82,6 +87,45 @@ fn main() {
         println!("(NumPy not found: set NUMPY_PYTHON to a python with numpy)");
     }
     verify_bench();
+    chain_bench();
+}
+
+/// Set in the child process that evaluates the chain, so that its peak memory is the chain's alone.
+const CHAIN_CHILD: &str = "TAP_BENCH_TEG_CHAIN";
+
+/// The chain's elements: 64M f32, 256 MiB.
+const CHAIN_LEN: u64 = 1 << 26;
+
+/// Runs the chain in a fresh process and reports its peak resident memory against one value's size.
+fn chain_bench() {
+    let exe = std::env::current_exe().expect("the bench binary");
+    let out = Command::new(exe).env(CHAIN_CHILD, "1").output().expect("the child runs");
+    assert!(out.status.success(), "chain child failed: {}", String::from_utf8_lossy(&out.stderr));
+    let peak_kib: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().expect("the child prints its peak");
+    let value_mib = (CHAIN_LEN * 4) as f64 / (1 << 20) as f64;
+    let peak_mib = peak_kib / 1024.0;
+    println!(
+        "chain of 10 elementwise ops on {value_mib:.0} MiB: peak RSS {peak_mib:.0} MiB = {:.2} values",
+        peak_mib / value_mib
+    );
+}
+
+/// The child: evaluates `neg` ten times in a chain, prints the process's peak resident memory in KiB.
+fn chain_child() {
+    let t = format!("!teg.tensor<[n={CHAIN_LEN}] x f32>");
+    let mut text = format!("teg.graph @chain {{\n  %v0 = teg.source @x : {t}\n");
+    for i in 0..10 {
+        text.push_str(&format!("  %v{} = teg.neg %v{i} : {t}\n", i + 1));
+    }
+    text.push_str(&format!("  %s = teg.sink @y %v10 : {t} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"));
+    let mut ctx = Context::new(tapestry::dialects::all());
+    let g = graph(&mut ctx, &text);
+    let inputs = IndexMap::from([("x".to_string(), Array::from_fn(DType::F32, vec![CHAIN_LEN], |i| i as f64))]);
+    let out = evaluate(&ctx, g, &inputs).expect("runs");
+    assert_eq!(out["y"].len() as u64, CHAIN_LEN);
+    let status = std::fs::read_to_string("/proc/self/status").expect("Linux /proc");
+    let peak = status.lines().find_map(|l| l.strip_prefix("VmHWM:")).expect("VmHWM");
+    println!("{}", peak.trim().trim_end_matches("kB").trim());
 }
 
 /// Parses and verifies a graph of 100k ops (a chain of cell ops over a small tensor).

@@ -94,10 +94,13 @@ fn check_graph(ctx: &Context, graph: OpId) -> Result<(), EvalError> {
     }
 }
 
-/// Values computed so far (the inputs borrowed, the rest owned), sinks met, and what a block body yielded.
+/// Values computed so far (the inputs borrowed, the rest owned), sinks met, and what a block body yielded. A
+/// value is dropped right after the last op that reads it, so a chain of ops holds about two values at a time.
 #[derive(Default)]
 struct State<'a> {
     env: HashMap<ValueId, Cow<'a, Array>>,
+    /// The op that reads each value last, in the order the ops run.
+    last_use: HashMap<ValueId, OpId>,
     sinks: IndexMap<String, Array>,
     yielded: Option<Array>,
 }
@@ -110,10 +113,25 @@ impl<'a> State<'a> {
         ops: impl Iterator<Item = OpId>,
         inputs: &'a IndexMap<String, Array>,
     ) -> Result<(), EvalError> {
+        let ops: Vec<OpId> = ops.collect();
+        for &op in &ops {
+            self.last_use.extend(ctx.body.operands(op).map(|v| (v, op)));
+        }
         for op in ops {
             self.step(ctx, op, inputs).map_err(|e| EvalError { op: e.op.or(Some(op)), ..e })?;
+            self.free_after(ctx, op);
         }
         Ok(())
+    }
+
+    /// Drops the values `op` read last, and its results nothing reads.
+    fn free_after(&mut self, ctx: &Context, op: OpId) {
+        let dead = ctx.body.operands(op).filter(|v| self.last_use.get(v) == Some(&op));
+        let unused = ctx.body.results(op).filter(|v| !self.last_use.contains_key(v));
+        let gone: Vec<ValueId> = dead.chain(unused).collect();
+        for v in gone {
+            self.env.remove(&v);
+        }
     }
 
     fn step(&mut self, ctx: &Context, op: OpId, inputs: &'a IndexMap<String, Array>) -> Result<(), EvalError> {
@@ -121,9 +139,9 @@ impl<'a> State<'a> {
         let operand = |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).map(|a| (**a).clone());
         match &kind {
             OpKind::Sink { name } => {
-                // A value only the sink uses moves out instead of being copied.
+                // A value the sink reads last moves out instead of being copied.
                 let value = ctx.body.operand(op, 0);
-                let v = if ctx.body.uses(value).count() == 1 {
+                let v = if self.last_use.get(&value) == Some(&op) {
                     self.env.remove(&value).map(Cow::into_owned)
                 } else {
                     operand(0)
