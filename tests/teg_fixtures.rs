@@ -112,6 +112,10 @@ fn views_match_numpy() {
     check(&["a"], HW, &format!("%r = teg.permute %a to [\"w\", \"h\"] : {a} -> $R"), "permute", &["w", "h"], 0.0);
     check(&["a"], HW, &format!("%r = teg.reverse %a along [\"w\"] : {a} -> $R"), "reverse", HW, 0.0);
     check(&["a"], HW, &format!("%r = teg.slice %a along \"w\" from 1 to 5 step 2 : {a} -> $R"), "slice", HW, 0.0);
+    let down = format!("%r = teg.slice %a along \"w\" from 4 to -1 step -2 : {a} -> $R");
+    check(&["a"], HW, &down, "slice_down", HW, 0.0);
+    let back = format!("%r = teg.slice %a along \"w\" from 3 to 0 step -1 : {a} -> $R");
+    check(&["a"], HW, &back, "slice_back", HW, 0.0);
     check(&["a", "b"], HW, &format!("%r = teg.concat %a, %b along \"h\" : {a}, {a} -> $R"), "concat", HW, 0.0);
     check(&["a", "b"], HW, &format!("%r = teg.interleave %a, %b along \"w\" : {a}, {a} -> $R"), "interleave", HW, 0.0);
     check(&["a"], HW, &format!("%r = teg.repeat %a along \"w\" times 3 : {a} -> $R"), "repeat", HW, 0.0);

