@@ -72,6 +72,8 @@ def main():
     save("slice", a[:, 1:5:2].copy())
     save("slice_down", a[:, 4::-2].copy())
     save("slice_back", a[:, 3:0:-1].copy())
+    save("select", a[:, 2].copy())
+    save("select_last", a[-1, :].copy())
     save("concat", np.concatenate([a, b], axis=0))
     save("interleave", np.stack([a, b], axis=2).reshape(3, 10))
     save("repeat", np.concatenate([a, a, a], axis=1))

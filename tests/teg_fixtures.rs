@@ -116,6 +116,10 @@ fn views_match_numpy() {
     check(&["a"], HW, &down, "slice_down", HW, 0.0);
     let back = format!("%r = teg.slice %a along \"w\" from 3 to 0 step -1 : {a} -> $R");
     check(&["a"], HW, &back, "slice_back", HW, 0.0);
+    let select = format!("%r = teg.select %a along \"w\" at 2 : {a} -> $R");
+    check(&["a"], HW, &select, "select", &["h"], 0.0);
+    let last = format!("%r = teg.select %a along \"h\" at -1 : {a} -> $R");
+    check(&["a"], HW, &last, "select_last", &["w"], 0.0);
     check(&["a", "b"], HW, &format!("%r = teg.concat %a, %b along \"h\" : {a}, {a} -> $R"), "concat", HW, 0.0);
     check(&["a", "b"], HW, &format!("%r = teg.interleave %a, %b along \"w\" : {a}, {a} -> $R"), "interleave", HW, 0.0);
     check(&["a"], HW, &format!("%r = teg.repeat %a along \"w\" times 3 : {a} -> $R"), "repeat", HW, 0.0);

@@ -62,6 +62,13 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
             out.dims.remove(k);
             out
         }
+        OpKind::Select { dim, index } => {
+            let (t, k) = dim_of(x()?, dim)?;
+            select_index(*index, t.dims[k].1, dim)?;
+            let mut out = t.clone();
+            out.dims.remove(k);
+            out
+        }
         OpKind::Unsqueeze { dim, index } => {
             let t = x()?;
             if t.position(dim).is_some() || *index < 0 || *index as usize > t.dims.len() {
@@ -308,6 +315,17 @@ fn conv2d(operands: &[&TensorType], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Re
     }
     unique_names(&dims)?;
     Ok(TensorType { dims, dtype: x.dtype })
+}
+
+/// The index `index` picks along a dimension of extent `n`: `0 <= index < n`, or `-n <= index < 0` counting from
+/// the end (NumPy's rule).
+pub fn select_index(index: i64, n: u64, dim: &str) -> Result<u64, String> {
+    let at = if index < 0 { (n as i128) + index as i128 } else { index as i128 };
+    if (0..n as i128).contains(&at) {
+        Ok(at as u64)
+    } else {
+        Err(format!("index {index} is outside dimension {dim} of extent {n}"))
+    }
 }
 
 /// How many cells `start`, `start + step`, ... before `stop` picks from a dimension of extent `n`, as NumPy's

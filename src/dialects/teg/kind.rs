@@ -101,6 +101,8 @@ pub enum OpKind {
     Slice { dim: String, start: i64, stop: i64, step: i64 },
     /// Drops an extent-1 dimension.
     Squeeze { dim: String },
+    /// Picks index `index` along `dim` and drops the dimension (a negative index counts from the end).
+    Select { dim: String, index: i64 },
     /// Inserts an extent-1 dimension `dim` at position `index`.
     Unsqueeze { dim: String, index: i64 },
     /// Stretches an extent-1 dimension to `extent`.
@@ -180,6 +182,7 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<OpKind, String> {
             OpKind::Slice { dim: a.string("dim")?, start: a.int("start")?, stop: a.int("stop")?, step: a.int("step")? }
         }
         "squeeze" => OpKind::Squeeze { dim: a.string("dim")? },
+        "select" => OpKind::Select { dim: a.string("dim")?, index: a.int("index")? },
         "unsqueeze" => OpKind::Unsqueeze { dim: a.string("dim")?, index: a.int("index")? },
         "broadcast" => OpKind::Broadcast { dim: a.string("dim")?, extent: a.int("extent")? },
         "concat" => OpKind::Concat { dim: a.string("dim")? },

@@ -127,6 +127,13 @@ pub const VIEWS: &[OpInfo] = &[
         "$operands `along` $dim attr-dict `:` type($operands) `->` type($results)",
     ),
     value_op(
+        "teg.select",
+        "one index along a dimension, the dimension dropped (NumPy's x[:, i]; a negative index counts from the end)",
+        Arity::Exact(1),
+        &[attr("dim", AttrKind::Any), attr("index", AttrKind::Int)],
+        "$operands `along` $dim `at` $index attr-dict `:` type($operands) `->` type($results)",
+    ),
+    value_op(
         "teg.unsqueeze",
         "inserts a dimension of extent 1 (named as in the result type)",
         Arity::Exact(1),

@@ -3,6 +3,7 @@
 
 use super::{fail, EvalError, Operands};
 use crate::array::{strides, Array, Data};
+use crate::dialects::teg::infer::select_index;
 use crate::dialects::teg::kind::{OpKind, PadMode};
 
 /// Where one output cell comes from: operand and input coordinate, or the pad value.
@@ -51,6 +52,16 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
             Box::new(move |c: &[u64]| {
                 let mut ic = c.to_vec();
                 ic.insert(k, 0);
+                From::Cell(0, ic)
+            })
+        }
+        OpKind::Select { dim, index } => {
+            let k = ops.dim(0, dim)?;
+            let n = ops.arrays[0].shape()[k];
+            let at = select_index(*index, n, dim).or_else(fail)?;
+            Box::new(move |c: &[u64]| {
+                let mut ic = c.to_vec();
+                ic.insert(k, at);
                 From::Cell(0, ic)
             })
         }
