@@ -79,6 +79,8 @@ def main():
     save("repeat", np.concatenate([a, a, a], axis=1))
     save("pad_reflect", np.pad(a, ((0, 0), (2, 1)), mode="reflect"))
     save("pad_wrap", np.pad(a, ((1, 2), (0, 0)), mode="wrap"))
+    save("pad_reflect_wide", np.pad(a, ((0, 0), (9, 11)), mode="reflect"))
+    save("pad_wrap_wide", np.pad(a, ((7, 4), (0, 0)), mode="wrap"))
     save("pad_constant", np.pad(a, ((0, 0), (1, 1)), mode="constant", constant_values=np.float32(7.5)))
     # Block operators.
     x = rng.standard_normal((16, 24)).astype(np.float32)

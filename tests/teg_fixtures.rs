@@ -127,6 +127,8 @@ fn views_match_numpy() {
         ("pad_reflect", "along \"w\" low 2 high 1 \"reflect\" 0.0"),
         ("pad_wrap", "along \"h\" low 1 high 2 \"wrap\" 0.0"),
         ("pad_constant", "along \"w\" low 1 high 1 \"constant\" 7.5"),
+        ("pad_reflect_wide", "along \"w\" low 9 high 11 \"reflect\" 0.0"),
+        ("pad_wrap_wide", "along \"h\" low 7 high 4 \"wrap\" 0.0"),
     ];
     for (name, args) in pads {
         check(&["a"], HW, &format!("%r = teg.pad %a {args} : {a} -> $R"), name, HW, 0.0);

@@ -122,8 +122,16 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
                 let inside = match mode {
                     _ if (0..n).contains(&at) => at,
                     PadMode::Constant => return From::Pad,
-                    PadMode::Reflect if at < 0 => -at,
-                    PadMode::Reflect => 2 * (n - 1) - at,
+                    // Mirrored at each edge, the edge cell not repeated: a period of 2(n - 1) (one cell: itself).
+                    PadMode::Reflect if n == 1 => 0,
+                    PadMode::Reflect => {
+                        let (period, m) = (2 * (n - 1), at.rem_euclid(2 * (n - 1)));
+                        if m < n {
+                            m
+                        } else {
+                            period - m
+                        }
+                    }
                     PadMode::Wrap => at.rem_euclid(n),
                 };
                 let mut ic = c.to_vec();
