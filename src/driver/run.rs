@@ -1,9 +1,10 @@
 //! `tap-run` as a library: evaluates a TEG graph of a `.tap` file with the reference evaluator, its sources bound
 //! to NumPy `.npy` files by name, its sinks written as `.npy` files (the role `mlir-runner` plays for MLIR).
 
+use super::timing::TimingReport;
 use crate::array::{npy, Array};
 use crate::dialects;
-use crate::dialects::teg::eval::{evaluate, sources};
+use crate::dialects::teg::eval::{evaluate_timed, sources};
 use crate::ir::symbols::symbol_name;
 use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{walk, Context, Diagnostic, OpId};
@@ -11,6 +12,7 @@ use crate::render::{render_all, Style};
 use indexmap::IndexMap;
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Instant;
 
 const HELP: &str = "OVERVIEW: Tapestry graph runner (the TEG reference evaluator)
 
@@ -21,6 +23,7 @@ OPTIONS:
   --input NAME=PATH      Binds source NAME to the .npy file PATH (repeat for every source)
   --output-dir DIR       Writes each sink as DIR/<sink name>.npy (created if missing)
   --print                Prints each sink as `name = [[...]]` on standard output
+  --timing               Prints the time of parsing, verifying and of every op evaluated on standard error
   --help                 Prints this help
 ";
 
@@ -32,6 +35,7 @@ struct Args {
     inputs: Vec<(String, PathBuf)>,
     output_dir: Option<PathBuf>,
     print: bool,
+    timing: bool,
     help: bool,
 }
 
@@ -48,6 +52,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         match flag {
             "--help" | "-h" => out.help = true,
             "--print" => out.print = true,
+            "--timing" => out.timing = true,
             "--entry" => out.entry = Some(value("--entry")?),
             "--output-dir" | "-o" => out.output_dir = Some(PathBuf::from(value("--output-dir")?)),
             "--input" | "-i" => {
@@ -85,25 +90,39 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
         return Err("nowhere to put the results: give --output-dir DIR or --print".into());
     }
     let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+    let (start, mut timing) = (Instant::now(), TimingReport::default());
     let mut ctx = Context::new(dialects::all());
     let module = match crate::parse::parse_file(&mut ctx, file, &text) {
         Ok(m) => m,
         Err(diags) => return Err(report(&ctx, &diags, stderr)),
     };
+    timing.add(0, "Parser", start.elapsed());
+    let verifying = Instant::now();
     let diags = verify(&ctx, module, VerifyOptions::default());
     if !diags.is_empty() {
         return Err(report(&ctx, &diags, stderr));
     }
+    timing.add(0, "Verifier", verifying.elapsed());
     let graph = entry(&ctx, module, args.entry.as_deref())?;
     let inputs = bind(&ctx, graph, &args.inputs)?;
-    let outputs = evaluate(&ctx, graph, &inputs).map_err(|e| match e.op {
-        Some(op) => report(&ctx, &[Diagnostic::error(ctx.body.op(op).loc, e.message)], stderr),
-        None => e.message,
-    })?;
+    let evaluating = Instant::now();
+    let mut op_times = Vec::new();
+    let outputs =
+        evaluate_timed(&ctx, graph, &inputs, &mut |op, t| op_times.push((op, t))).map_err(|e| match e.op {
+            Some(op) => report(&ctx, &[Diagnostic::error(ctx.body.op(op).loc, e.message)], stderr),
+            None => e.message,
+        })?;
+    timing.add(0, "Evaluate", evaluating.elapsed());
+    for (op, t) in op_times {
+        timing.add(1, &format!("{} ({})", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc)), t);
+    }
     if args.print {
         for (name, value) in &outputs {
             writeln!(stdout, "{name} = {}", value.to_text()).map_err(|e| e.to_string())?;
         }
+    }
+    if args.timing {
+        stderr.write_all(timing.render(start.elapsed()).as_bytes()).map_err(|e| e.to_string())?;
     }
     if let Some(out_dir) = &args.output_dir {
         if let Some(name) = outputs.keys().find(|n| !is_file_name(n)) {

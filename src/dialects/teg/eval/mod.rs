@@ -25,6 +25,7 @@ use indexmap::IndexMap;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 /// A graph's inputs or outputs by name, in order (what [`evaluate`] takes and gives).
 pub type Values = IndexMap<String, Array>;
@@ -75,9 +76,19 @@ fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
 /// order. The inputs are borrowed, not copied, so one set of inputs can feed the reference and every lowering
 /// checked against it. A missing source, or one of the wrong shape or element type, is an error naming it.
 pub fn evaluate(ctx: &Context, graph: OpId, inputs: &Values) -> Result<Values, EvalError> {
+    evaluate_timed(ctx, graph, inputs, &mut |_, _| {})
+}
+
+/// [`evaluate`], telling `time` how long each op of the graph took (for `tap-run --timing`).
+pub fn evaluate_timed(
+    ctx: &Context,
+    graph: OpId,
+    inputs: &Values,
+    time: &mut dyn FnMut(OpId, Duration),
+) -> Result<Values, EvalError> {
     check_graph(ctx, graph)?;
     let mut state = State::default();
-    state.run(ctx, graph_ops(ctx, graph), inputs)?;
+    state.run(ctx, graph_ops(ctx, graph), inputs, time)?;
     Ok(state.sinks)
 }
 
@@ -112,14 +123,17 @@ impl<'a> State<'a> {
         ctx: &Context,
         ops: impl Iterator<Item = OpId>,
         inputs: &'a IndexMap<String, Array>,
+        time: &mut dyn FnMut(OpId, Duration),
     ) -> Result<(), EvalError> {
         let ops: Vec<OpId> = ops.collect();
         for &op in &ops {
             self.last_use.extend(ctx.body.operands(op).map(|v| (v, op)));
         }
         for op in ops {
+            let start = Instant::now();
             self.step(ctx, op, inputs).map_err(|e| EvalError { op: e.op.or(Some(op)), ..e })?;
             self.free_after(ctx, op);
+            time(op, start.elapsed());
         }
         Ok(())
     }
@@ -198,7 +212,7 @@ fn run_body(ctx: &Context, block: crate::ir::BlockId, tiles: Vec<Array>) -> Resu
     for (&arg, tile) in ctx.body.block(block).args.iter().zip(tiles) {
         state.env.insert(arg, Cow::Owned(tile));
     }
-    state.run(ctx, ctx.body.block_ops(block), &no_inputs)?;
+    state.run(ctx, ctx.body.block_ops(block), &no_inputs, &mut |_, _| {})?;
     state.yielded.ok_or_else(|| EvalError { op: None, message: "the body yielded nothing".into() })
 }
 
