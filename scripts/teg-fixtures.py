@@ -97,6 +97,27 @@ def main():
     save("img", img)
     save("ker", ker)
     save("conv", conv2d(img, ker, (2, 1), (1, 2), (1, 1)))
+    # Broadcasting by name: a row [w] and a column [h, w=1] against [h, w], and two tensors that both stretch.
+    row = rng.standard_normal(5).astype(np.float32)
+    col = rng.standard_normal((3, 1)).astype(np.float32)
+    save("row", row)
+    save("col", col)
+    for name, f in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide),
+                    ("max", np.maximum), ("min", np.minimum)]:
+        save(name + "_row", f(a, row))
+    save("add_col", a + col)
+    save("lt_row", a < row)
+    save("where_row", np.where(a < row, a, row))
+    save("broadcast_row", np.broadcast_to(row, (3, 5)).copy())
+    save("broadcast_col", np.broadcast_to(col, (2, 3, 5)).copy())
+    p3 = rng.standard_normal((4, 1, 5)).astype(np.float32)
+    q3 = rng.standard_normal((4, 3, 1)).astype(np.float32)
+    save("p3", p3)
+    save("q3", q3)
+    save("mul_both", p3 * q3)
+    rowi = rng.integers(1, 9, 5, dtype=np.int32)
+    save("rowi", rowi)
+    save("divi_row", np.trunc(ai / rowi).astype(np.int32))
 
 
 def conv2d(x, k, s, d, p):

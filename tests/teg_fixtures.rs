@@ -158,3 +158,33 @@ fn block_ops_match_numpy() {
         format!("%r = teg.conv2d %img, %ker strides [2, 1] dilations [1, 2] padding [1, 1] : {img}, {ker} -> $R");
     run(&["img", "ker"], &conv, "conv", &["n", "o", "h", "w"]);
 }
+
+#[test]
+fn broadcasting_by_name_matches_numpy() {
+    let names_of = |name: &str| -> Vec<&'static str> {
+        match name {
+            "row" | "rowi" => vec!["w"],
+            "p3" | "q3" => vec!["n", "h", "w"],
+            _ => vec!["h", "w"],
+        }
+    };
+    let run = |inputs: &[&str], body: &str, expected: &str, out: &[&str]| {
+        check_with(inputs, &names_of, body, expected, out, 0.0)
+    };
+    for op in ["add", "sub", "mul", "div", "max", "min"] {
+        run(&["a", "row"], &format!("%r = teg.{op} %a, %row : $R"), &format!("{op}_row"), HW);
+    }
+    run(&["a", "col"], "%r = teg.add %a, %col : $R", "add_col", HW);
+    run(&["col", "a"], "%r = teg.add %col, %a : $R", "add_col", HW);
+    run(&["p3", "q3"], "%r = teg.mul %p3, %q3 : $R", "mul_both", &["n", "h", "w"]);
+    run(&["ai", "rowi"], "%r = teg.div %ai, %rowi : $R", "divi_row", HW);
+    let (a, row) = ("!teg.tensor<[h=3, w=5] x f32>", "!teg.tensor<[w=5] x f32>");
+    run(&["a", "row"], &format!("%r = teg.compare \"lt\" %a, %row : {a}, {row} -> $R"), "lt_row", HW);
+    let cond = format!(
+        "%c = teg.compare \"lt\" %a, %row : {a}, {row} -> !teg.tensor<[h=3, w=5] x i1>\n  %r = teg.where %c, %a, %row : !teg.tensor<[h=3, w=5] x i1>, {a}, {row} -> $R"
+    );
+    run(&["a", "row"], &cond, "where_row", HW);
+    run(&["row"], &format!("%r = teg.broadcast %row : {row} -> $R"), "broadcast_row", HW);
+    let col = "!teg.tensor<[h=3, w=1] x f32>";
+    run(&["col"], &format!("%r = teg.broadcast %col : {col} -> $R"), "broadcast_col", &["n", "h", "w"]);
+}

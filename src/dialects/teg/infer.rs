@@ -18,28 +18,31 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
             }
             t.clone()
         }
-        OpKind::Binary(_) | OpKind::Clip { .. } => {
+        OpKind::Clip { min, max } => {
             let t = x()?;
             if t.dtype == DType::I1 {
                 return Err("does not apply to i1 elements".into());
             }
-            if let OpKind::Clip { min, max } = kind {
-                clip_bounds(*min, *max, t.dtype)?;
-            }
+            clip_bounds(*min, *max, t.dtype)?;
             t.clone()
+        }
+        OpKind::Binary(_) => {
+            let dtype = same_dtype(operands)?;
+            if dtype == DType::I1 {
+                return Err("does not apply to i1 elements".into());
+            }
+            TensorType { dims: broadcast(operands)?, dtype }
         }
         OpKind::Cast => TensorType { dtype: declared.dtype, ..x()?.clone() },
         OpKind::Compare(_) => {
-            same(operands[0], operands[1], "the compared operands")?;
-            TensorType { dtype: DType::I1, ..operands[0].clone() }
+            same_dtype(operands)?;
+            TensorType { dims: broadcast(operands)?, dtype: DType::I1 }
         }
         OpKind::Where => {
-            let (c, a, b) = (operands[0], operands[1], operands[2]);
-            if c.dtype != DType::I1 || c.dims != a.dims {
-                return Err(format!("the condition must be i1 with the dimensions of the values, not {c}"));
+            if operands[0].dtype != DType::I1 {
+                return Err(format!("the condition must be i1, not {}", operands[0].dtype));
             }
-            same(a, b, "the two values")?;
-            a.clone()
+            TensorType { dims: broadcast(operands)?, dtype: same_dtype(&operands[1..])? }
         }
         OpKind::Reduce { dims, monoid } => reduce(x()?, dims, *monoid)?,
         OpKind::Permute { dims } => permute(x()?, dims)?,
@@ -77,6 +80,12 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
             let mut out = t.clone();
             out.dims.insert(*index as usize, (dim.clone(), 1));
             out
+        }
+        OpKind::BroadcastTo => {
+            if broadcast(&[x()?, declared]).ok().as_ref() != Some(&declared.dims) || x()?.dtype != declared.dtype {
+                return Err(format!("{} does not broadcast to {declared}", x()?));
+            }
+            declared.clone()
         }
         OpKind::Broadcast { dim, extent } => {
             let (t, k) = dim_of(x()?, dim)?;
@@ -120,6 +129,43 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
         OpKind::Source { .. } | OpKind::Block { .. } => declared.clone(),
         OpKind::Sink { .. } | OpKind::SequencePoint | OpKind::Yield => return Err("has no tensor result".into()),
     })
+}
+
+/// The element type all `operands` share.
+fn same_dtype(operands: &[&TensorType]) -> Result<DType, String> {
+    let dtype = operands[0].dtype;
+    match operands.iter().find(|t| t.dtype != dtype) {
+        Some(t) => Err(format!("the operands' element types differ: {dtype} and {}", t.dtype)),
+        None => Ok(dtype),
+    }
+}
+
+/// Broadcasting by dimension name, NumPy's rule with names for positions: the result has the dimensions of the
+/// operand with the most (the first such), in its order; every operand's dimensions must appear among them in the
+/// same order, each with the result's extent or with extent 1, which stretches.
+pub fn broadcast(operands: &[&TensorType]) -> Result<Vec<(String, u64)>, String> {
+    let widest = operands.iter().fold(operands[0], |w, t| if t.dims.len() > w.dims.len() { t } else { w });
+    let mut dims = widest.dims.clone();
+    for t in operands {
+        let mut from = 0;
+        for (name, extent) in &t.dims {
+            let Some(k) = dims[from..].iter().position(|d| d.0 == *name).map(|k| k + from) else {
+                return Err(format!(
+                    "{t} does not broadcast against {widest}: its dimensions must appear among the other's, in the same order"
+                ));
+            };
+            from = k + 1;
+            let out = &mut dims[k].1;
+            match (*out, *extent) {
+                (o, e) if o == e || e == 1 => {}
+                (1, e) => *out = e,
+                (o, e) => {
+                    return Err(format!("dimension {name} is {o} in one operand and {e} in another (only 1 stretches)"))
+                }
+            }
+        }
+    }
+    Ok(dims)
 }
 
 fn same(a: &TensorType, b: &TensorType, what: &str) -> Result<(), String> {

@@ -107,6 +107,9 @@ pub enum OpKind {
     Unsqueeze { dim: String, index: i64 },
     /// Stretches an extent-1 dimension to `extent`.
     Broadcast { dim: String, extent: i64 },
+    /// Broadcasts to the result type by dimension name: adds the dimensions the operand lacks and stretches its
+    /// extent-1 ones.
+    BroadcastTo,
     /// Joins the operands along `dim`.
     Concat { dim: String },
     /// Alternates the operands' cells along `dim`.
@@ -184,6 +187,10 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<OpKind, String> {
         "squeeze" => OpKind::Squeeze { dim: a.string("dim")? },
         "select" => OpKind::Select { dim: a.string("dim")?, index: a.int("index")? },
         "unsqueeze" => OpKind::Unsqueeze { dim: a.string("dim")?, index: a.int("index")? },
+        "broadcast" if a.ctx.op_attr(op, "dim").is_none() => match a.ctx.op_attr(op, "extent") {
+            Some(_) => return Err("an extent needs the dimension it stretches: along \"dim\" to extent".into()),
+            None => OpKind::BroadcastTo,
+        },
         "broadcast" => OpKind::Broadcast { dim: a.string("dim")?, extent: a.int("extent")? },
         "concat" => OpKind::Concat { dim: a.string("dim")? },
         "interleave" => OpKind::Interleave { dim: a.string("dim")? },

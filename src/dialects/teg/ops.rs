@@ -47,14 +47,20 @@ const fn same_type(name: &'static str, summary: &'static str, operands: u32) -> 
     }
 }
 
-/// Cell (elementwise) operators on operands of one type.
+/// A cell operator of two operands that broadcast by dimension name (`infer::broadcast`); the pretty form names
+/// the result type only (the operands' types are their definitions').
+const fn broadcasting(name: &'static str, summary: &'static str) -> OpInfo {
+    value_op(name, summary, Arity::Exact(2), &[], SAME)
+}
+
+/// Cell (elementwise) operators: one operand of the result's type, or operands that broadcast by name.
 pub const CELL: &[OpInfo] = &[
-    same_type("teg.add", "elementwise a + b", 2),
-    same_type("teg.sub", "elementwise a - b", 2),
-    same_type("teg.mul", "elementwise a * b", 2),
-    same_type("teg.div", "elementwise a / b", 2),
-    same_type("teg.max", "elementwise maximum (NaN wins)", 2),
-    same_type("teg.min", "elementwise minimum (NaN wins)", 2),
+    broadcasting("teg.add", "elementwise a + b"),
+    broadcasting("teg.sub", "elementwise a - b"),
+    broadcasting("teg.mul", "elementwise a * b"),
+    broadcasting("teg.div", "elementwise a / b"),
+    broadcasting("teg.max", "elementwise maximum (NaN wins)"),
+    broadcasting("teg.min", "elementwise minimum (NaN wins)"),
     same_type("teg.abs", "elementwise |x|", 1),
     same_type("teg.neg", "elementwise -x", 1),
     same_type("teg.exp", "elementwise e^x", 1),
@@ -142,10 +148,10 @@ pub const VIEWS: &[OpInfo] = &[
     ),
     value_op(
         "teg.broadcast",
-        "repeats a dimension of extent 1 to a larger extent (stride 0)",
+        "stretches an extent-1 dimension to `extent`, or (without `along`) broadcasts to the result type by name",
         Arity::Exact(1),
-        &[attr("dim", AttrKind::Any), attr("extent", AttrKind::Int)],
-        "$operands `along` $dim `to` $extent attr-dict `:` type($operands) `->` type($results)",
+        &[optional("dim", AttrKind::Any), optional("extent", AttrKind::Int)],
+        "$operands (`along` $dim^ `to` $extent)? attr-dict `:` type($operands) `->` type($results)",
     ),
     value_op(
         "teg.concat",

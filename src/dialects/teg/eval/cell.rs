@@ -1,5 +1,6 @@
 //! Cell (elementwise) operators: each output cell from the cells at the same coordinate of the operands.
 
+use super::broadcast::{self, CHUNK};
 use super::{fail, EvalError};
 use crate::array::{round, Array, DType, Data};
 use crate::dialects::teg::kind::{Binary, Predicate, Unary};
@@ -129,11 +130,7 @@ pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
     Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
 }
 
-/// Cells per task when a cell op runs on several threads: big enough to amortize a task, small enough that two
-/// cores share a 16M-cell op evenly.
-const CHUNK: usize = 1 << 16;
-
-/// `f` of each cell; see [`zip_with`].
+/// `f` of each cell, on all threads when there is more than one chunk (see [`broadcast::zip`]).
 fn map_with<T: Copy + Send + Sync + Default>(a: &[T], f: impl Fn(T) -> T + Sync) -> Vec<T> {
     if a.len() <= CHUNK {
         return a.iter().map(|&x| f(x)).collect();
@@ -147,29 +144,28 @@ fn map_with<T: Copy + Send + Sync + Default>(a: &[T], f: impl Fn(T) -> T + Sync)
     out
 }
 
-/// `f` cell by cell (generic in `f`, so each op compiles to its own vectorized loop), on all of rayon's threads
-/// when there is more than one chunk. The output starts as zeroed pages that are only written, never read.
-fn zip_with<T: Copy + Send + Sync + Default>(a: &[T], b: &[T], f: impl Fn(T, T) -> T + Sync) -> Vec<T> {
-    if a.len() <= CHUNK {
-        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
-    }
-    let mut out = vec![T::default(); a.len()];
-    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK))).for_each(|(o, (x, y))| {
-        for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
-            *o = f(x, y);
-        }
-    });
-    out
+/// The result shape and each operand with the strides it is read through (see [`broadcast::strides_in`]).
+pub struct Broadcast<'a> {
+    /// The result's extents.
+    pub shape: &'a [u64],
+    /// Per operand, its strides at the result's coordinates.
+    pub strides: Vec<Vec<usize>>,
 }
 
-fn real_binary<T: Real + Send + Sync + Default>(op: Binary, a: &[T], b: &[T]) -> Vec<T> {
+fn real_binary<T: Real + Send + Sync + Default>(op: Binary, a: &[T], b: &[T], at: &Broadcast) -> Vec<T> {
+    // A macro, not a closure taking `fn`, so that each op's function inlines into its own vectorized loop.
+    macro_rules! zip_with {
+        ($a:expr, $b:expr, $f:expr) => {
+            broadcast::zip(at.shape, ($a, &at.strides[0]), ($b, &at.strides[1]), $f)
+        };
+    }
     match op {
-        Binary::Add => zip_with(a, b, |x, y| x + y),
-        Binary::Sub => zip_with(a, b, |x, y| x - y),
-        Binary::Mul => zip_with(a, b, |x, y| x * y),
-        Binary::Div => zip_with(a, b, |x, y| x / y),
+        Binary::Add => zip_with!(a, b, |x, y| x + y),
+        Binary::Sub => zip_with!(a, b, |x, y| x - y),
+        Binary::Mul => zip_with!(a, b, |x, y| x * y),
+        Binary::Div => zip_with!(a, b, |x, y| x / y),
         // NaN wins (`x + y` is NaN when either is), as NumPy's maximum and minimum.
-        Binary::Max => zip_with(a, b, |x, y| {
+        Binary::Max => zip_with!(a, b, |x, y| {
             if x.is_nan() || y.is_nan() {
                 x + y
             } else if x >= y {
@@ -178,7 +174,7 @@ fn real_binary<T: Real + Send + Sync + Default>(op: Binary, a: &[T], b: &[T]) ->
                 y
             }
         }),
-        Binary::Min => zip_with(a, b, |x, y| {
+        Binary::Min => zip_with!(a, b, |x, y| {
             if x.is_nan() || y.is_nan() {
                 x + y
             } else if x <= y {
@@ -202,27 +198,48 @@ fn int_binary(op: Binary, x: i64, y: i64) -> Result<i64, EvalError> {
     })
 }
 
-/// An elementwise function of two operands of one type.
-pub fn binary(op: Binary, a: &Array, b: &Array) -> Result<Array, EvalError> {
+/// An elementwise function of two operands of one element type, broadcast as `at` says.
+pub fn binary(op: Binary, a: &Array, b: &Array, at: &Broadcast) -> Result<Array, EvalError> {
     let data = match (a.data(), b.data()) {
-        (Data::F32(x), Data::F32(y)) => Data::F32(real_binary(op, x, y)),
-        (Data::F64(x), Data::F64(y)) => Data::F64(real_binary(op, x, y)),
+        (Data::F32(x), Data::F32(y)) => Data::F32(real_binary(op, x, y, at)),
+        (Data::F64(x), Data::F64(y)) => Data::F64(real_binary(op, x, y, at)),
         (Data::BF16(x), Data::BF16(y)) => {
             let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
-            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| real_binary(op, w, &wide)))
+            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| real_binary(op, w, &wide, at)))
         }
         (Data::F16(x), Data::F16(y)) => {
             let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
-            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| real_binary(op, w, &wide)))
+            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| real_binary(op, w, &wide, at)))
         }
         (x, y) if x.dtype() == y.dtype() && x.dtype().is_int() => {
-            let values =
-                (0..x.len()).map(|i| int_binary(op, x.get_i64(i), y.get_i64(i))).collect::<Result<Vec<_>, _>>()?;
+            let mut values = Vec::with_capacity(at.len());
+            let mut failed = None;
+            broadcast::for_each_offset(at.shape, at.operands::<2>(), |[i, j]| {
+                match int_binary(op, x.get_i64(i), y.get_i64(j)) {
+                    Ok(v) => values.push(v),
+                    Err(e) => failed = Some(e),
+                }
+            });
+            if let Some(e) = failed {
+                return Err(e);
+            }
             Data::from_i64(x.dtype(), &values)
         }
         _ => return fail(format!("no elementwise {op:?} on {} and {}", a.dtype(), b.dtype())),
     };
-    Ok(Array::new(a.shape().to_vec(), data).expect("same shape"))
+    Ok(Array::new(at.shape.to_vec(), data).expect("the result's shape"))
+}
+
+impl Broadcast<'_> {
+    /// The number of result cells.
+    fn len(&self) -> usize {
+        self.shape.iter().product::<u64>() as usize
+    }
+
+    /// The strides of the first `N` operands.
+    fn operands<const N: usize>(&self) -> [&[usize]; N] {
+        std::array::from_fn(|i| self.strides[i].as_slice())
+    }
 }
 
 /// Clamps to `[min, max]` (NaN stays NaN; integers clamp to `[ceil(min), floor(max)]` within their type).
@@ -278,8 +295,8 @@ pub fn cast(x: &Array, dtype: DType) -> Array {
     Array::new(x.shape().to_vec(), data).expect("same shape")
 }
 
-/// Compares cell by cell (any comparison with NaN is false but `ne`).
-pub fn compare(p: Predicate, a: &Array, b: &Array) -> Array {
+/// Compares cell by cell, broadcast as `at` says (any comparison with NaN is false but `ne`).
+pub fn compare(p: Predicate, a: &Array, b: &Array, at: &Broadcast) -> Array {
     let (x, y) = (a.data(), b.data());
     let test = |o: std::cmp::Ordering| match p {
         Predicate::Eq => o.is_eq(),
@@ -289,23 +306,26 @@ pub fn compare(p: Predicate, a: &Array, b: &Array) -> Array {
         Predicate::Gt => o.is_gt(),
         Predicate::Ge => o.is_ge(),
     };
-    let cells: Vec<bool> = if x.dtype().is_float() {
-        (0..x.len())
-            .map(|i| match x.get_f64(i).partial_cmp(&y.get_f64(i)) {
-                Some(o) => test(o),
-                None => p == Predicate::Ne,
-            })
-            .collect()
+    let mut cells = Vec::with_capacity(at.len());
+    if x.dtype().is_float() {
+        broadcast::for_each_offset(at.shape, at.operands::<2>(), |[i, j]| {
+            cells.push(x.get_f64(i).partial_cmp(&y.get_f64(j)).map_or(p == Predicate::Ne, test))
+        });
     } else {
-        (0..x.len()).map(|i| test(x.get_i64(i).cmp(&y.get_i64(i)))).collect()
-    };
-    Array::new(a.shape().to_vec(), Data::I1(cells)).expect("same shape")
+        broadcast::for_each_offset(at.shape, at.operands::<2>(), |[i, j]| {
+            cells.push(test(x.get_i64(i).cmp(&y.get_i64(j))))
+        });
+    }
+    Array::new(at.shape.to_vec(), Data::I1(cells)).expect("the result's shape")
 }
 
-/// `cond ? a : b` cell by cell.
-pub fn select(cond: &Array, a: &Array, b: &Array) -> Array {
+/// `cond ? a : b` cell by cell, broadcast as `at` says.
+pub fn select(cond: &Array, a: &Array, b: &Array, at: &Broadcast) -> Array {
     let Data::I1(c) = cond.data() else { unreachable!("verified: the condition is i1") };
-    let picks: Vec<usize> = c.iter().enumerate().map(|(i, &t)| if t { i } else { i + c.len() }).collect();
+    let mut picks = Vec::with_capacity(at.len());
+    broadcast::for_each_offset(at.shape, at.operands::<3>(), |[k, i, j]| {
+        picks.push(if c[k] { i } else { a.len() + j })
+    });
     let both = a.data().concat(b.data());
-    Array::new(a.shape().to_vec(), both.gather(&picks)).expect("same shape")
+    Array::new(at.shape.to_vec(), both.gather(&picks)).expect("the result's shape")
 }

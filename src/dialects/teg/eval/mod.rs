@@ -10,6 +10,7 @@
 //! between integers it wraps; to `i1` it is `x != 0`.
 
 mod block;
+mod broadcast;
 mod cell;
 mod generate;
 mod reduce;
@@ -245,6 +246,12 @@ impl Operands<'_> {
         self.arrays[i]
     }
 
+    /// How each operand is read at the coordinates of a result of `shape` with dimension `names`.
+    fn broadcast<'s>(&self, shape: &'s [u64], names: &[String]) -> cell::Broadcast<'s> {
+        let strides = self.arrays.iter().zip(self.names).map(|(a, n)| broadcast::strides_in(names, n, a.shape()));
+        cell::Broadcast { shape, strides: strides.collect() }
+    }
+
     /// The position of dimension `name` in operand `i`.
     fn dim(&self, i: usize, name: &str) -> Result<usize, EvalError> {
         match self.names[i].iter().position(|n| n == name) {
@@ -258,11 +265,11 @@ impl Operands<'_> {
 fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: DType) -> Result<Array, EvalError> {
     match kind {
         OpKind::Unary(u) => cell::unary(*u, ops.array(0)),
-        OpKind::Binary(b) => cell::binary(*b, ops.array(0), ops.array(1)),
+        OpKind::Binary(b) => cell::binary(*b, ops.array(0), ops.array(1), &ops.broadcast(shape, names)),
         OpKind::Clip { min, max } => Ok(cell::clip(ops.array(0), *min, *max)),
         OpKind::Cast => Ok(cell::cast(ops.array(0), dtype)),
-        OpKind::Compare(p) => Ok(cell::compare(*p, ops.array(0), ops.array(1))),
-        OpKind::Where => Ok(cell::select(ops.array(0), ops.array(1), ops.array(2))),
+        OpKind::Compare(p) => Ok(cell::compare(*p, ops.array(0), ops.array(1), &ops.broadcast(shape, names))),
+        OpKind::Where => Ok(cell::select(ops.array(0), ops.array(1), ops.array(2), &ops.broadcast(shape, names))),
         OpKind::Reduce { dims, monoid } => {
             let axes = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<Vec<_>, _>>()?;
             reduce::reduce(ops.array(0), &axes, *monoid)

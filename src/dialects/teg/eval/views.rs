@@ -73,6 +73,13 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
                 From::Cell(0, ic)
             })
         }
+        OpKind::BroadcastTo => {
+            // Each input dimension at its place in the result (verified: in order), read at 0 if it stretches.
+            let at: Vec<(usize, bool)> = (0..in_shape.len())
+                .map(|k| (names.iter().position(|n| *n == ops.names[0][k]).unwrap_or(0), in_shape[k] == 1))
+                .collect();
+            Box::new(move |c: &[u64]| From::Cell(0, at.iter().map(|&(j, one)| if one { 0 } else { c[j] }).collect()))
+        }
         OpKind::Broadcast { dim, .. } => {
             let k = ops.dim(0, dim)?;
             Box::new(move |c: &[u64]| {
@@ -141,7 +148,6 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
         }
         other => return fail(format!("{other:?} is not a view")),
     };
-    let _ = names;
     gather(ops, shape, kind, &*source)
 }
 
