@@ -118,6 +118,20 @@ def main():
     rowi = rng.integers(1, 9, 5, dtype=np.int32)
     save("rowi", rowi)
     save("divi_row", np.trunc(ai / rowi).astype(np.int32))
+    # Masked reductions: only the marked cells take part; a result cell with none is the default.
+    mask = a > 0.5
+    mask[1, :] = False
+    save("mask", mask)
+    save("masked_min_w", np.where(mask.any(1), np.where(mask, a, np.inf).min(1), -1).astype(np.float32))
+    save("masked_sum_h", np.where(mask, a, 0).sum(0).astype(np.float32))
+    cnt = mask.sum(0)
+    mean_h = np.where(mask, a.astype(np.float64), 0).sum(0) / np.maximum(cnt, 1)
+    save("masked_mean_h", np.where(cnt > 0, mean_h, 7).astype(np.float32))
+    rows = rng.random(3) > 0.4
+    rows[0] = True
+    save("rowmask", rows)
+    save("masked_max_rows", np.where(rows[:, None], a, -np.inf).max(0))
+    save("masked_max_i", np.where(mask.any(0), np.where(mask, ai, np.iinfo(np.int32).min).max(0), -1).astype(np.int32))
 
 
 def conv2d(x, k, s, d, p):

@@ -188,3 +188,30 @@ fn broadcasting_by_name_matches_numpy() {
     let col = "!teg.tensor<[h=3, w=1] x f32>";
     run(&["col"], &format!("%r = teg.broadcast %col : {col} -> $R"), "broadcast_col", &["n", "h", "w"]);
 }
+
+#[test]
+fn masked_reductions_match_numpy() {
+    let names_of = |name: &str| -> Vec<&'static str> {
+        match name {
+            "rowmask" => vec!["h"],
+            _ => vec!["h", "w"],
+        }
+    };
+    let run = |inputs: &[&str], body: &str, expected: &str, out: &[&str], tol: f64| {
+        check_with(inputs, &names_of, body, expected, out, tol)
+    };
+    let (a, m, ai) = ("!teg.tensor<[h=3, w=5] x f32>", "!teg.tensor<[h=3, w=5] x i1>", "!teg.tensor<[h=3, w=5] x i32>");
+    let reduce = |x: &str, mask: &str, tx: &str, tm: &str, how: &str| {
+        format!("%r = teg.reduce %{x}, %{mask} {how} : {tx}, {tm} -> $R")
+    };
+    let min_w = reduce("a", "mask", a, m, "along [\"w\"] by \"min\" default -1.0");
+    run(&["a", "mask"], &min_w, "masked_min_w", &["h"], 0.0);
+    let sum_h = reduce("a", "mask", a, m, "along [\"h\"] by \"sum\"");
+    run(&["a", "mask"], &sum_h, "masked_sum_h", &["w"], 1e-6);
+    let mean_h = reduce("a", "mask", a, m, "along [\"h\"] by \"mean\" default 7.0");
+    run(&["a", "mask"], &mean_h, "masked_mean_h", &["w"], 1e-6);
+    let rows = reduce("a", "rowmask", a, "!teg.tensor<[h=3] x i1>", "along [\"h\"] by \"max\"");
+    run(&["a", "rowmask"], &rows, "masked_max_rows", &["w"], 0.0);
+    let max_i = reduce("ai", "mask", ai, m, "along [\"h\"] by \"max\" default -1.0");
+    run(&["ai", "mask"], &max_i, "masked_max_i", &["w"], 0.0);
+}

@@ -109,7 +109,7 @@ fn node_style(ctx: &Context, op: OpId, kind: &OpKind) -> (&'static str, String) 
         | OpKind::Cast
         | OpKind::Compare(_)
         | OpKind::Where => ("shape=ellipse", name),
-        OpKind::Reduce { dims, monoid } => {
+        OpKind::Reduce { dims, monoid, .. } => {
             ("shape=ellipse, peripheries=2", format!("reduce {} over {}", monoid.name(), dims.join(", ")))
         }
         OpKind::Zeros

@@ -44,7 +44,19 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
             }
             TensorType { dims: broadcast(operands)?, dtype: same_dtype(&operands[1..])? }
         }
-        OpKind::Reduce { dims, monoid } => reduce(x()?, dims, *monoid)?,
+        OpKind::Reduce { dims, monoid, default } => {
+            let t = x()?;
+            if let Some(mask) = operands.get(1) {
+                masks(mask, t)?;
+            }
+            if operands.len() > 2 {
+                return Err(format!("takes the tensor and at most a mask, not {} operands", operands.len()));
+            }
+            if let Some(d) = default {
+                holds_value(*d, t.dtype, "default")?;
+            }
+            reduce(t, dims, *monoid)?
+        }
         OpKind::Permute { dims } => permute(x()?, dims)?,
         OpKind::Reverse { dims } => {
             let t = x()?;
@@ -209,6 +221,24 @@ fn reduce(t: &TensorType, dims: &[String], monoid: super::kind::Monoid) -> Resul
     }
     let kept = t.dims.iter().filter(|d| !dims.contains(&d.0)).cloned().collect();
     Ok(TensorType { dims: kept, dtype: t.dtype })
+}
+
+/// A reduction's mask: `i1`, broadcasting by name to the reduced tensor.
+fn masks(mask: &TensorType, t: &TensorType) -> Result<(), String> {
+    if mask.dtype != DType::I1 || broadcast(&[t, mask]).ok().as_ref() != Some(&t.dims) {
+        return Err(format!("the mask must be i1 and broadcast to the reduced tensor {t}, not {mask}"));
+    }
+    Ok(())
+}
+
+/// `value` must be a value of `dtype`: for an integer type, a whole number in its range.
+fn holds_value(value: f64, dtype: DType, what: &str) -> Result<(), String> {
+    match dtype.int_range() {
+        Some((lo, hi)) if value.fract() != 0.0 || value < lo as f64 || value > hi as f64 => {
+            Err(format!("{what} {value} is not a value of {dtype}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn permute(t: &TensorType, dims: &[String]) -> Result<TensorType, String> {

@@ -91,8 +91,9 @@ pub enum OpKind {
     Compare(Predicate),
     /// `cond ? a : b`.
     Where,
-    /// Reduction of the named dimensions.
-    Reduce { dims: Vec<String>, monoid: Monoid },
+    /// Reduction of the named dimensions; with a mask (a second operand), only the cells it marks take part, and
+    /// a result cell none takes part in is `default` (else the monoid's identity).
+    Reduce { dims: Vec<String>, monoid: Monoid, default: Option<f64> },
     /// The dimensions in a new order (the result's names).
     Permute { dims: Vec<String> },
     /// The named dimensions reversed.
@@ -177,7 +178,8 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<OpKind, String> {
             let monoid = a.string("monoid")?;
             let monoid = Monoid::from_name(&monoid)
                 .ok_or_else(|| format!("unknown monoid '{monoid}' (sum, prod, max, min, mean)"))?;
-            OpKind::Reduce { dims: a.strings("dims")?, monoid }
+            let default = a.ctx.op_attr(op, "default").map(|_| a.float("default")).transpose()?;
+            OpKind::Reduce { dims: a.strings("dims")?, monoid, default }
         }
         "permute" => OpKind::Permute { dims: a.strings("dims")? },
         "reverse" => OpKind::Reverse { dims: a.strings("dims")? },

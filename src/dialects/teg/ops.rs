@@ -96,10 +96,10 @@ pub const CELL: &[OpInfo] = &[
 /// Reductions along named dimensions with a monoid.
 pub const REDUCE: OpInfo = value_op(
     "teg.reduce",
-    "reduction along named dimensions with a monoid (sum, prod, max, min; mean = sum then scale)",
-    Arity::Exact(1),
-    &[attr("dims", AttrKind::Array), attr("monoid", AttrKind::Any)],
-    "$operands `along` $dims `by` $monoid attr-dict `:` type($operands) `->` type($results)",
+    "reduction along named dimensions with a monoid (sum, prod, max, min; mean = sum then scale), optionally masked",
+    Arity::AtLeast(1),
+    &[attr("dims", AttrKind::Array), attr("monoid", AttrKind::Any), optional("default", AttrKind::Float)],
+    "$operands `along` $dims `by` $monoid (`default` $default^)? attr-dict `:` type($operands) `->` type($results)",
 );
 
 /// View selectors: every output cell is one known input cell.

@@ -103,16 +103,17 @@ fn dense<T: Copy + Send + Sync + Default>(a: &[T], b: &[T], f: &(impl Fn(T, T) -
 
 /// An odometer over the rows of a result (its coordinates but the innermost), with the offset of each operand's
 /// row.
-struct Rows<'s, const N: usize> {
+pub struct Rows<'s, const N: usize> {
     outer: &'s [u64],
     strides: [&'s [usize]; N],
     coord: Vec<u64>,
-    offsets: [usize; N],
+    /// Each operand's offset at the start of the current row.
+    pub offsets: [usize; N],
 }
 
 impl<'s, const N: usize> Rows<'s, N> {
-    /// Positioned at row number `row`.
-    fn at(outer: &'s [u64], row: usize, strides: [&'s [usize]; N]) -> Self {
+    /// Positioned at row number `row` of a result whose dimensions but the innermost are `outer`.
+    pub fn at(outer: &'s [u64], row: usize, strides: [&'s [usize]; N]) -> Self {
         let mut coord = vec![0u64; outer.len()];
         let mut rest = row as u64;
         for k in (0..outer.len()).rev() {
@@ -123,7 +124,8 @@ impl<'s, const N: usize> Rows<'s, N> {
         Rows { outer, strides, coord, offsets }
     }
 
-    fn next(&mut self) {
+    /// Moves to the next row.
+    pub fn next(&mut self) {
         for k in (0..self.outer.len()).rev() {
             self.coord[k] += 1;
             self.offsets.iter_mut().zip(&self.strides).for_each(|(a, s)| *a += s[k]);

@@ -4,7 +4,8 @@
 //! Arithmetic rules. Floats compute in their own type (`f16` and `bf16` in `f32`, rounded to the type after each
 //! op); integers wrap at 64 bits and are truncated to their type; integer division truncates toward zero and a
 //! division by zero is an error. Reductions of `f32`, `f16` and `bf16` accumulate in `f64` and round once;
-//! `f64` accumulates in `f64`, in index order. `matmul`, `linear` and `conv2d` on `f32` accumulate in `f32` in
+//! `f64` accumulates in `f64`; a run of cells along a reduced innermost dimension folds in eight interleaved
+//! partial results (combined in a fixed order), other cells in index order. `matmul`, `linear` and `conv2d` on `f32` accumulate in `f32` in
 //! the GEMM's blocked order (so a result may differ from a sequential sum in the last bits); `f16` and `bf16`
 //! operands compute in `f32`. `cast` from a float to an integer truncates toward zero and saturates (NaN gives 0);
 //! between integers it wraps; to `i1` it is `x != 0`.
@@ -270,9 +271,13 @@ fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: 
         OpKind::Cast => Ok(cell::cast(ops.array(0), dtype)),
         OpKind::Compare(p) => Ok(cell::compare(*p, ops.array(0), ops.array(1), &ops.broadcast(shape, names))),
         OpKind::Where => Ok(cell::select(ops.array(0), ops.array(1), ops.array(2), &ops.broadcast(shape, names))),
-        OpKind::Reduce { dims, monoid } => {
+        OpKind::Reduce { dims, monoid, default } => {
             let axes = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<Vec<_>, _>>()?;
-            reduce::reduce(ops.array(0), &axes, *monoid)
+            let mask = (ops.arrays.len() > 1).then(|| {
+                let strides = broadcast::strides_in(&ops.names[0], &ops.names[1], ops.array(1).shape());
+                (ops.array(1), strides)
+            });
+            Ok(reduce::reduce(ops.array(0), &axes, *monoid, mask, *default))
         }
         OpKind::Zeros => Ok(generate::full(dtype, shape, 0.0)),
         OpKind::Ones => Ok(generate::full(dtype, shape, 1.0)),
