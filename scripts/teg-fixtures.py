@@ -131,6 +131,24 @@ def main():
     rows[0] = True
     save("rowmask", rows)
     save("masked_max_rows", np.where(rows[:, None], a, -np.inf).max(0))
+    # Contractions by name (einsum): x^T · g over the batch, batched, permuted, two summed dimensions, an outer
+    # product, and integers.
+    g = rng.standard_normal((16, 8)).astype(np.float32)
+    save("g", g)
+    save("xt_g", (x.astype(np.float64).T @ g.astype(np.float64)).astype(np.float32))
+    xb = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    wb = rng.standard_normal((3, 5, 6)).astype(np.float32)
+    save("xb", xb)
+    save("wb", wb)
+    save("batched", np.einsum("bmk,bkn->bmn", xb.astype(np.float64), wb.astype(np.float64)).astype(np.float32))
+    save("batched_nbm", np.einsum("bmk,bkn->nbm", xb.astype(np.float64), wb.astype(np.float64)).astype(np.float32))
+    x2 = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    w2 = rng.standard_normal((5, 3, 2)).astype(np.float32)
+    save("x2", x2)
+    save("w2", w2)
+    save("two_summed", np.einsum("mab,ban->mn", x2.astype(np.float64), w2.astype(np.float64)).astype(np.float32))
+    save("outer", np.einsum("m,n->mn", row, bias))
+    save("int_contract", np.einsum("hw,hw->w", ai.astype(np.int64), bi.astype(np.int64)).astype(np.int32))
     save("masked_max_i", np.where(mask.any(0), np.where(mask, ai, np.iinfo(np.int32).min).max(0), -1).astype(np.int32))
 
 

@@ -215,3 +215,33 @@ fn masked_reductions_match_numpy() {
     let max_i = reduce("ai", "mask", ai, m, "along [\"h\"] by \"max\" default -1.0");
     run(&["ai", "mask"], &max_i, "masked_max_i", &["w"], 0.0);
 }
+
+#[test]
+fn contractions_by_name_match_numpy() {
+    let names_of = |name: &str| -> Vec<&'static str> {
+        match name {
+            "x" => vec!["n", "i"],
+            "g" => vec!["n", "o"],
+            "xb" => vec!["b", "m", "k"],
+            "wb" => vec!["b", "k", "n"],
+            "x2" => vec!["m", "a", "c"],
+            "w2" => vec!["c", "a", "n"],
+            "row" => vec!["m"],
+            "bias" => vec!["n"],
+            _ => vec!["h", "w"],
+        }
+    };
+    let run = |inputs: [&str; 2], types: (&str, &str), expected: &str, out: &[&str]| {
+        let body = format!("%r = teg.contract %{}, %{} : {}, {} -> $R", inputs[0], inputs[1], types.0, types.1);
+        check_with(&inputs, &names_of, &body, expected, out, 1e-5)
+    };
+    run(["x", "g"], ("!teg.tensor<[n=16, i=24] x f32>", "!teg.tensor<[n=16, o=8] x f32>"), "xt_g", &["i", "o"]);
+    let (xb, wb) = ("!teg.tensor<[b=3, m=4, k=5] x f32>", "!teg.tensor<[b=3, k=5, n=6] x f32>");
+    run(["xb", "wb"], (xb, wb), "batched", &["b", "m", "n"]);
+    run(["xb", "wb"], (xb, wb), "batched_nbm", &["n", "b", "m"]);
+    let (x2, w2) = ("!teg.tensor<[m=4, a=3, c=5] x f32>", "!teg.tensor<[c=5, a=3, n=2] x f32>");
+    run(["x2", "w2"], (x2, w2), "two_summed", &["m", "n"]);
+    run(["row", "bias"], ("!teg.tensor<[m=5] x f32>", "!teg.tensor<[n=8] x f32>"), "outer", &["m", "n"]);
+    let ints = "!teg.tensor<[h=3, w=5] x i32>";
+    run(["ai", "bi"], (ints, ints), "int_contract", &["w"]);
+}

@@ -136,6 +136,7 @@ pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorTyp
         }
         OpKind::Index => index(declared)?,
         OpKind::Matmul | OpKind::Linear | OpKind::Prod => contraction(kind, operands)?,
+        OpKind::Contract => contract(operands[0], operands[1], declared)?,
         OpKind::Conv2d { strides, dilations, padding } => conv2d(operands, *strides, *dilations, *padding)?,
         // A user block's result type is checked against its signature (signature correspondence).
         OpKind::Source { .. } | OpKind::Block { .. } => declared.clone(),
@@ -331,6 +332,37 @@ fn contraction(kind: &OpKind, operands: &[&TensorType]) -> Result<TensorType, St
     }
     unique_names(&dims)?;
     Ok(TensorType { dims, dtype: x.dtype })
+}
+
+/// `teg.contract`: every result dimension is a dimension of `x` or `w`; a dimension of both has one extent and is
+/// summed unless the result has it; a dimension of one operand only must be in the result (reduce it first).
+fn contract(x: &TensorType, w: &TensorType, declared: &TensorType) -> Result<TensorType, String> {
+    if x.dtype != w.dtype || x.dtype == DType::I1 {
+        return Err(format!("contracts x and w of one element type other than i1, not {} and {}", x.dtype, w.dtype));
+    }
+    for (name, extent) in &declared.dims {
+        let from = x.position(name).map(|k| &x.dims[k]).or_else(|| w.position(name).map(|k| &w.dims[k]));
+        match from {
+            None => return Err(format!("result dimension {name} is in neither x nor w")),
+            Some((_, e)) if e != extent => {
+                return Err(format!("result dimension {name} is {extent}, the operands' {e}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for (name, extent) in &x.dims {
+        match w.position(name).map(|k| w.dims[k].1) {
+            Some(e) if e != *extent => return Err(format!("dimension {name} is {extent} in x but {e} in w")),
+            None if declared.position(name).is_none() => {
+                return Err(format!("dimension {name} of x is in neither w nor the result (reduce it first)"))
+            }
+            _ => {}
+        }
+    }
+    if let Some((name, _)) = w.dims.iter().find(|d| x.position(&d.0).is_none() && declared.position(&d.0).is_none()) {
+        return Err(format!("dimension {name} of w is in neither x nor the result (reduce it first)"));
+    }
+    Ok(TensorType { dims: declared.dims.clone(), dtype: x.dtype })
 }
 
 fn unique_names(dims: &[(String, u64)]) -> Result<(), String> {

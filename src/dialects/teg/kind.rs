@@ -131,6 +131,8 @@ pub enum OpKind {
     Random { seed: i64 },
     /// The coordinates of the leading dimensions.
     Index,
+    /// `x · w` over named dimensions: those in both operands and not in the result are summed (einsum).
+    Contract,
     /// `x[..., k] · w[k, n]`.
     Matmul,
     /// `x[..., in] · w[in, out] + b[out]`.
@@ -218,6 +220,7 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<OpKind, String> {
         "iota" => OpKind::Iota { dim: a.string("dim")? },
         "random" => OpKind::Random { seed: a.int("seed")? },
         "index" => OpKind::Index,
+        "contract" => OpKind::Contract,
         "matmul" => OpKind::Matmul,
         "linear" => OpKind::Linear,
         "prod" => OpKind::Prod,

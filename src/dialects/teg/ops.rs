@@ -225,6 +225,13 @@ pub const GENERATORS: &[OpInfo] = &[
 
 /// Block operators with built-in signatures.
 pub const BLOCKS: &[OpInfo] = &[
+    value_op(
+        "teg.contract",
+        "x · w over named dimensions: those in both operands and not in the result are summed (einsum)",
+        Arity::Exact(2),
+        &[],
+        TYPED,
+    ),
     value_op("teg.matmul", "x[..., k] · w[k, n] summed over k", Arity::Exact(2), &[], TYPED),
     value_op("teg.linear", "x[..., in] · w[in, out] + b[out]", Arity::Exact(3), &[], TYPED),
     value_op("teg.prod", "p[..., in, out] = x[..., in] · w[in, out] (matmul before its sum)", Arity::Exact(2), &[], TYPED),

@@ -24,7 +24,7 @@ fn ipf(rank: usize, rows: &[(Option<usize>, i64, i64, u64)]) -> Ipf {
 /// The signature of a built-in block operator with these operand and result types (`None` for other ops).
 pub fn builtin(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> Option<Signature> {
     match kind {
-        OpKind::Matmul | OpKind::Linear => Some(contraction(kind, operands, result)),
+        OpKind::Matmul | OpKind::Linear | OpKind::Contract => Some(contraction(kind, operands, result)),
         OpKind::Prod => Some(prod(operands, result)),
         OpKind::Conv2d { strides, dilations, padding } => {
             Some(conv2d(operands, result, *strides, *dilations, *padding))
@@ -33,26 +33,27 @@ pub fn builtin(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> 
     }
 }
 
-/// `x[b.., k] · w[k, n]`: index `(b.., n, k)`, `k` a sum.
+/// A contraction by dimension names (`contract`, and `matmul` and `linear`, its cases): the index space is the
+/// result's dimensions, then the summed ones (in both operands, not in the result) in `x`'s order; every tensor
+/// reads its dimensions at their index positions, and the summed dimensions are `sum` reductions. For
+/// `x[b.., k] · w[k, n]` that is index `(b.., n, k)`.
 fn contraction(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> Signature {
     let (x, w) = (operands[0], operands[1]);
-    let batch = x.dims.len() - 1;
-    let (n, k) = (batch, batch + 1);
-    let mut index: Vec<(String, u64)> = x.dims[..batch].to_vec();
-    index.push(w.dims[1].clone());
-    index.push(x.dims[batch].clone());
+    let mut index = result.dims.clone();
+    let summed = x.dims.iter().filter(|d| w.position(&d.0).is_some() && result.position(&d.0).is_none());
+    index.extend(summed.cloned());
     let rank = index.len();
-    let unit = |d: usize| (Some(d), 1, 0, 1);
-    let mut x_rows: Vec<_> = (0..batch).map(unit).collect();
-    x_rows.push(unit(k));
-    let mut y_rows: Vec<_> = (0..batch).map(unit).collect();
-    y_rows.push(unit(n));
-    let mut inputs = vec![("x".to_string(), ipf(rank, &x_rows)), ("w".to_string(), ipf(rank, &[unit(k), unit(n)]))];
+    let at = |t: &TensorType| -> Ipf {
+        let rows: Vec<_> = t.dims.iter().map(|d| (index.iter().position(|i| i.0 == d.0), 1, 0, 1)).collect();
+        ipf(rank, &rows)
+    };
+    let mut inputs = vec![("x".to_string(), at(x)), ("w".to_string(), at(w))];
     if let OpKind::Linear = kind {
-        inputs.push(("b".to_string(), ipf(rank, &[unit(n)])));
+        inputs.push(("b".to_string(), at(operands[2])));
     }
-    let _ = result;
-    Signature { index, inputs, outputs: vec![("y".into(), ipf(rank, &y_rows))], reductions: vec![(k, Monoid::Sum)] }
+    let reductions = (result.dims.len()..rank).map(|i| (i, Monoid::Sum)).collect();
+    let outputs = vec![("y".into(), at(result))];
+    Signature { index, inputs, outputs, reductions }
 }
 
 /// `p[b.., in, out] = x[b.., in] · w[in, out]`: every index dimension parallel.

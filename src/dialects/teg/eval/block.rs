@@ -1,30 +1,29 @@
-//! Built-in block operators: `matmul`, `linear`, `prod` and `conv2d`. Contractions run on a real GEMM (the `gemm`
-//! crate, threaded, with AVX-512 kernels where the CPU has them) for `f32` and `f64` (`f16` and `bf16` through
-//! `f32`); integers contract in wrapping `i64`.
+//! Built-in block operators: `contract`, `matmul`, `linear`, `prod` and `conv2d`. Contractions run on a real GEMM
+//! (the `gemm` crate, threaded, with AVX-512 kernels where the CPU has them) for `f32` and `f64` (`f16` and `bf16`
+//! through `f32`); integers contract in wrapping `i64`.
 
-use super::{fail, EvalError};
+use super::{fail, EvalError, Operands};
 use crate::array::{Array, DType, Data};
 use crate::dialects::teg::kind::OpKind;
 use std::borrow::Cow;
 
-/// Evaluates a built-in block operator whose result has `shape`.
-pub fn apply(kind: &OpKind, args: &[&Array], shape: &[u64]) -> Result<Array, EvalError> {
-    let (x, w) = (args[0], args[1]);
+/// Evaluates a built-in block operator whose result has `shape` (dimension `names`).
+pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> Result<Array, EvalError> {
+    let (x, w) = (ops.array(0), ops.array(1));
     let dtype = x.dtype();
     if shape.contains(&0) {
         // Nothing to compute (and the loops over the other extents could be long).
         return Ok(super::generate::full(dtype, shape, 0.0));
     }
     let data = match kind {
-        OpKind::Matmul | OpKind::Linear | OpKind::Prod => {
+        OpKind::Contract | OpKind::Matmul | OpKind::Linear => {
+            return Ok(super::contract::apply(ops, ops.arrays.get(2).copied(), shape, names))
+        }
+        OpKind::Prod => {
             let k = *x.shape().last().unwrap_or(&1) as usize;
             let n = w.shape()[1] as usize;
             let m = x.shape()[..x.shape().len() - 1].iter().product::<u64>() as usize;
-            let bias = args.get(2);
-            match kind {
-                OpKind::Prod => prod(x.data(), w.data(), m, k, n),
-                _ => contract(dtype, x.data(), w.data(), bias.map(|b| b.data()), m, k, n),
-            }
+            prod(x.data(), w.data(), m, k, n)
         }
         OpKind::Conv2d { strides, dilations, padding } => conv2d(x, w, shape, *strides, *dilations, *padding)?,
         other => return fail(format!("{other:?} is not a built-in block operator")),
@@ -32,34 +31,46 @@ pub fn apply(kind: &OpKind, args: &[&Array], shape: &[u64]) -> Result<Array, Eva
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
 }
 
-/// `[m, k] · [k, n]` (+ `bias[n]` on every row).
-fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, m: usize, k: usize, n: usize) -> Data {
+/// `[nb, m, k] · [nb, k, n]`, one GEMM per batch (+ `bias[n]` on every row), row-major.
+pub fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, [nb, m, k, n]: [usize; 4]) -> Data {
     match dtype {
         DType::F64 => {
             let (a, b) = (as_f64(a), as_f64(b));
-            let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f64(bias), m));
-            f64::gemm(m, k, n, &a, &b, &mut c, bias.is_some());
+            let mut c = bias.map_or_else(|| vec![0.0; nb * m * n], |bias| rows(&as_f64(bias), nb * m));
+            batched(&a, &b, &mut c, [m, k, n], |a, b, c| f64::gemm(m, k, n, a, b, c, bias.is_some()));
             Data::F64(c)
         }
         t if t.is_float() => {
             let (a, b) = (as_f32(a), as_f32(b));
-            let mut c = bias.map_or_else(|| vec![0.0; m * n], |bias| rows(&as_f32(bias), m));
-            f32::gemm(m, k, n, &a, &b, &mut c, bias.is_some());
+            let mut c = bias.map_or_else(|| vec![0.0; nb * m * n], |bias| rows(&as_f32(bias), nb * m));
+            batched(&a, &b, &mut c, [m, k, n], |a, b, c| f32::gemm(m, k, n, a, b, c, bias.is_some()));
             from_f32(t, c)
         }
         t => {
-            let mut c = bias.map_or_else(|| vec![0i64; m * n], |bias| rows(&as_i64(bias), m));
+            let mut c = bias.map_or_else(|| vec![0i64; nb * m * n], |bias| rows(&as_i64(bias), nb * m));
             let (a, b) = (as_i64(a), as_i64(b));
-            for i in 0..m {
-                for p in 0..k {
-                    let x = a[i * k + p];
-                    for j in 0..n {
-                        c[i * n + j] = c[i * n + j].wrapping_add(x.wrapping_mul(b[p * n + j]));
+            batched(&a, &b, &mut c, [m, k, n], |a, b, c| {
+                for i in 0..m {
+                    for p in 0..k {
+                        let x = a[i * k + p];
+                        for j in 0..n {
+                            c[i * n + j] = c[i * n + j].wrapping_add(x.wrapping_mul(b[p * n + j]));
+                        }
                     }
                 }
-            }
+            });
             Data::from_i64(t, &c)
         }
+    }
+}
+
+/// `gemm` on each batch's matrices: `a` holds `[m, k]` ones, `b` `[k, n]` ones, `c` `[m, n]` ones.
+fn batched<T>(a: &[T], b: &[T], c: &mut [T], [m, k, n]: [usize; 3], gemm: impl Fn(&[T], &[T], &mut [T])) {
+    if m * n == 0 {
+        return;
+    }
+    for (i, c) in c.chunks_mut(m * n).enumerate() {
+        gemm(&a[i * m * k..(i + 1) * m * k], &b[i * k * n..(i + 1) * k * n], c);
     }
 }
 
@@ -196,7 +207,7 @@ fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64
     let padded = x.data().concat(&Data::from_f64(x.dtype(), std::iter::once(0.0)));
     let a = padded.gather(&picks);
     let b = k.data().gather(&kt);
-    let rows_out = contract(x.dtype(), &a, &b, None, rows_n, patch, o as usize);
+    let rows_out = contract(x.dtype(), &a, &b, None, [1, rows_n, patch, o as usize]);
     // [n, oh, ow, o] → [n, o, oh, ow].
     let (hw, o) = ((oh * ow) as usize, o as usize);
     let order: Vec<usize> = (0..rows_n * o)

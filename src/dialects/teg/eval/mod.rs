@@ -13,6 +13,7 @@
 mod block;
 mod broadcast;
 mod cell;
+mod contract;
 mod generate;
 mod reduce;
 mod user_block;
@@ -285,7 +286,9 @@ fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: 
         OpKind::Iota { dim } => Ok(generate::iota(dtype, shape, names.iter().position(|n| n == dim).unwrap_or(0))),
         OpKind::Random { seed } => Ok(generate::random(dtype, shape, *seed)),
         OpKind::Index => Ok(generate::index(dtype, shape)),
-        OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => block::apply(kind, ops.arrays, shape),
+        OpKind::Contract | OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
+            block::apply(kind, ops, shape, names)
+        }
         OpKind::Source { .. } | OpKind::Sink { .. } | OpKind::SequencePoint | OpKind::Block { .. } | OpKind::Yield => {
             fail("not a value op")
         }
