@@ -1,6 +1,7 @@
-//! TEG evaluator and verifier benchmarks: a 1024×1024 · 1024×1024 f32 `teg.matmul` and a 16M-element f32
-//! `teg.add` through the reference evaluator, side by side with NumPy (`scripts/numpy-bench.py`, run with
-//! `NUMPY_PYTHON`, default `python3`, when it can import NumPy); the time to verify a graph of 100k ops; and the
+//! TEG evaluator and verifier benchmarks: the cases (matmul 512³ and 1024³, a conv2d, `relu(x·s + b)`
+//! with broadcast rows, a sum over rows and a max over columns, a 16M-element add; f32) through the reference
+//! evaluator, side by side with NumPy (`scripts/numpy-bench.py`, run with `NUMPY_PYTHON`, default `python3`,
+//! when it can import NumPy) and their target ratios; the time to verify a graph of 100k ops; and the
 //! peak memory of a chain of ten elementwise ops on a 256 MiB tensor, in a process of its own (values are freed
 //! after their last use, so the peak is about three values: the input, an operand and a result).
 //!
@@ -38,51 +39,145 @@ fn time_eval(text: &str, inputs: &IndexMap<String, Array>, runs: usize) -> f64 {
     times[runs / 2]
 }
 
-fn numpy() -> Option<(f64, f64)> {
+/// NumPy's median seconds per case, by case name (`None` when NumPy is not there).
+fn numpy() -> Option<IndexMap<String, f64>> {
     let python = std::env::var("NUMPY_PYTHON").unwrap_or_else(|_| "python3".into());
     let out = Command::new(python).arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/numpy-bench.py")).output().ok()?;
     if !out.status.success() {
         return None;
     }
     let text = String::from_utf8(out.stdout).ok()?;
-    let get = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)?.trim().parse().ok());
-    Some((get("matmul ")?, get("add ")?))
+    text.lines().map(|l| l.split_once(' ').and_then(|(k, v)| Some((k.to_string(), v.trim().parse().ok()?)))).collect()
+}
+
+/// One benchmark case: its name (NumPy's side uses the same), what it computes, the target ratio to
+/// NumPy, the graph (computing `%r` from sources) and its inputs.
+struct Case {
+    name: &'static str,
+    what: &'static str,
+    target: f64,
+    text: String,
+    inputs: IndexMap<String, Array>,
+}
+
+/// A case whose graph has sources `(name, type, value)` and the op lines `body` defining `%r` of type `result`.
+fn case(
+    name: &'static str,
+    what: &'static str,
+    target: f64,
+    sources: Vec<(&str, String, Array)>,
+    body: &str,
+    result: &str,
+) -> Case {
+    let mut text = String::from("teg.graph @bench {\n");
+    for (name, t, _) in &sources {
+        text += &format!("  %{name} = teg.source @{name} : {t}\n");
+    }
+    text += &format!(
+        "{body}\n  %done = teg.sink @r %r : {result} -> !teg.token\n  teg.sequence_point %done : !teg.token\n}}\n"
+    );
+    let inputs = sources.into_iter().map(|(n, _, a)| (n.to_string(), a)).collect();
+    Case { name, what, target, text, inputs }
+}
+
+/// An f32 tensor type with these dimensions.
+fn tensor(dims: &[(&str, u64)]) -> String {
+    let d: Vec<String> = dims.iter().map(|(n, e)| format!("{n}={e}")).collect();
+    format!("!teg.tensor<[{}] x f32>", d.join(", "))
+}
+
+/// A source of type `tensor(dims)` holding smooth pseudo-random values.
+fn source<'a>(name: &'a str, dims: &[(&str, u64)], seed: f64) -> (&'a str, String, Array) {
+    let shape: Vec<u64> = dims.iter().map(|d| d.1).collect();
+    (name, tensor(dims), Array::from_fn(DType::F32, shape, move |i| ((i as f64 + seed) * 0.001).sin()))
+}
+
+fn matmul(n: u64, name: &'static str, what: &'static str) -> Case {
+    let (a, b) = (source("a", &[("m", n), ("k", n)], 0.0), source("b", &[("k", n), ("n", n)], 0.5));
+    let c = tensor(&[("m", n), ("n", n)]);
+    let body = format!("  %r = teg.matmul %a, %b : {}, {} -> {c}", a.1, b.1);
+    case(name, what, 1.0, vec![a, b], &body, &c)
+}
+
+fn cases() -> Vec<Case> {
+    let n = 1024;
+    let square = [("h", n), ("w", n)];
+    let x = tensor(&square);
+    let (img, ker) = (
+        source("img", &[("n", 4), ("c", 16), ("h", 64), ("w", 64)], 0.0),
+        source("ker", &[("o", 32), ("c", 16), ("kh", 3), ("kw", 3)], 0.5),
+    );
+    let conv_out = tensor(&[("n", 4), ("o", 32), ("h", 64), ("w", 64)]);
+    let conv = format!(
+        "  %r = teg.conv2d %img, %ker strides [1, 1] dilations [1, 1] padding [1, 1] : {}, {} -> {conv_out}",
+        img.1, ker.1
+    );
+    let affine = format!("  %m = teg.mul %x, %s : {x}\n  %a = teg.add %m, %b : {x}\n  %r = teg.relu %a : {x}");
+    let reduce = |dim: &str, monoid: &str, kept: &str| {
+        format!("  %r = teg.reduce %x along [\"{dim}\"] by \"{monoid}\" : {x} -> {}", tensor(&[(kept, n)]))
+    };
+    let len = [("n", 1u64 << 24)];
+    let add = format!("  %r = teg.add %x, %y : {}", tensor(&len));
+    vec![
+        matmul(512, "matmul512", "matmul f32 512x512 · 512x512"),
+        matmul(1024, "matmul1024", "matmul f32 1024x1024 · 1024x1024"),
+        case("conv2d", "conv2d f32 N=4 C=16 64x64 O=32 3x3 pad 1", 1.5, vec![img, ker], &conv, &conv_out),
+        case(
+            "relu_affine",
+            "relu(x·s + b) f32 1024², s and b rows",
+            1.5,
+            vec![source("x", &square, 0.0), source("s", &[("w", n)], 0.2), source("b", &[("w", n)], 0.7)],
+            &affine,
+            &x,
+        ),
+        case(
+            "sum_rows",
+            "sum over rows f32 1024² (along h)",
+            1.5,
+            vec![source("x", &square, 0.0)],
+            &reduce("h", "sum", "w"),
+            &tensor(&[("w", n)]),
+        ),
+        case(
+            "max_cols",
+            "max over columns f32 1024² (along w)",
+            1.5,
+            vec![source("x", &square, 0.0)],
+            &reduce("w", "max", "h"),
+            &tensor(&[("h", n)]),
+        ),
+        case(
+            "add16m",
+            "add f32 16M elements",
+            1.2,
+            vec![source("x", &len, 0.0), source("y", &len, 1.0)],
+            &add,
+            &tensor(&len),
+        ),
+    ]
 }
 
 fn main() {
     if std::env::var_os(CHAIN_CHILD).is_some() {
         return chain_child();
     }
-    let n = 1024u64;
-    let mm = format!(
-        "teg.graph @mm {{\n  %a = teg.source @a : !teg.tensor<[m={n}, k={n}] x f32>\n  %b = teg.source @b : !teg.tensor<[k={n}, n={n}] x f32>\n  %c = teg.matmul %a, %b : !teg.tensor<[m={n}, k={n}] x f32>, !teg.tensor<[k={n}, n={n}] x f32> -> !teg.tensor<[m={n}, n={n}] x f32>\n  %s = teg.sink @c %c : !teg.tensor<[m={n}, n={n}] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
-    );
-    let square = |seed: f64| Array::from_fn(DType::F32, vec![n, n], move |i| ((i as f64 + seed) * 0.001).sin());
-    let mm_inputs = IndexMap::from([("a".to_string(), square(0.0)), ("b".to_string(), square(0.5))]);
-    let ours_mm = time_eval(&mm, &mm_inputs, 11);
-    let len = 1u64 << 24;
-    let add = format!(
-        "teg.graph @add {{\n  %x = teg.source @x : !teg.tensor<[n={len}] x f32>\n  %y = teg.source @y : !teg.tensor<[n={len}] x f32>\n  %z = teg.add %x, %y : !teg.tensor<[n={len}] x f32>\n  %s = teg.sink @z %z : !teg.tensor<[n={len}] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
-    );
-    let vector = |seed: f64| Array::from_fn(DType::F32, vec![len], move |i| i as f64 * 1e-6 + seed);
-    let add_inputs = IndexMap::from([("x".to_string(), vector(0.0)), ("y".to_string(), vector(1.0))]);
-    let ours_add = time_eval(&add, &add_inputs, 11);
-    let bytes = 3.0 * 4.0 * len as f64;
     let theirs = numpy();
-    let show = |t: Option<f64>| t.map_or("n/a".to_string(), |t| format!("{:.2} ms", t * 1e3));
-    println!("{:<44} {:>12} {:>12}", "case", "tapestry", "numpy");
-    println!(
-        "{:<44} {:>12} {:>12}",
-        "matmul f32 1024x1024 · 1024x1024",
-        show(Some(ours_mm)),
-        show(theirs.map(|t| t.0))
-    );
-    println!("{:<44} {:>12} {:>12}", "add f32 16M elements", show(Some(ours_add)), show(theirs.map(|t| t.1)));
-    println!(
-        "matmul {:.1} GFLOP/s; add {:.2} GB/s (3 arrays of 64 MiB)",
-        2.0 * (n * n * n) as f64 / ours_mm / 1e9,
-        bytes / ours_add / 1e9
-    );
+    println!("{:<42} {:>10} {:>10} {:>7} {:>7}", "case", "tapestry", "numpy", "ratio", "target");
+    for case in cases() {
+        let ours = time_eval(&case.text, &case.inputs, 11);
+        let numpy = theirs.as_ref().and_then(|t| t.get(case.name).copied());
+        let ms = |t: f64| format!("{:.3} ms", t * 1e3);
+        let ratio = numpy.map_or("n/a".to_string(), |t| format!("{:.2}x", ours / t));
+        let target = format!("{:.1}x", case.target);
+        println!(
+            "{:<42} {:>10} {:>10} {:>7} {:>7}",
+            case.what,
+            ms(ours),
+            numpy.map_or("n/a".into(), ms),
+            ratio,
+            target
+        );
+    }
     if theirs.is_none() {
         println!("(NumPy not found: set NUMPY_PYTHON to a python with numpy)");
     }

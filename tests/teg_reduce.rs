@@ -105,3 +105,36 @@ proptest! {
         check(shape, reduced, MONOIDS[monoid], mask);
     }
 }
+
+/// Large enough that the innermost-kept fold splits its columns between tasks (and the rows group by eight).
+#[test]
+fn large_reductions_split_columns_between_tasks() {
+    let (n, h, w) = (2u64, 700u64, 403u64);
+    let x: Vec<f64> = (0..n * h * w).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+    for (along, monoid) in [("h", "sum"), ("h", "max"), ("n", "min")] {
+        let kept: Vec<(&str, u64)> = [("n", n), ("h", h), ("w", w)].into_iter().filter(|d| d.0 != along).collect();
+        let text = format!(
+            "teg.graph @g {{\n  %x = teg.source @x : {tx}\n  %r = teg.reduce %x along [\"{along}\"] by \"{monoid}\" : {tx} -> {tr}\n  %s = teg.sink @r %r : {tr} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n",
+            tx = ty(&[("n", n), ("h", h), ("w", w)], "f64"),
+            tr = ty(&kept, "f64")
+        );
+        let mut ctx = tapestry::context();
+        let module = tapestry::parse_and_verify(&mut ctx, "t.tap", &text).unwrap();
+        let graph = tapestry::dialects::teg::find_graph(&ctx, module, "g").unwrap();
+        let inputs: IndexMap<String, Array> =
+            [("x".into(), Array::new(vec![n, h, w], Data::F64(x.clone())).unwrap())].into();
+        let got = evaluate(&ctx, graph, &inputs).unwrap()["r"].to_f64();
+        // The cells of each result cell, in index order, folded by hand.
+        let fold = |cells: &mut dyn Iterator<Item = f64>| match monoid {
+            "sum" => cells.sum::<f64>(),
+            "max" => cells.fold(f64::NEG_INFINITY, f64::max),
+            _ => cells.fold(f64::INFINITY, f64::min),
+        };
+        let at = |b: u64, r: u64, c: u64| x[((b * h + r) * w + c) as usize];
+        let want: Vec<f64> = match along {
+            "h" => (0..n * w).map(|o| fold(&mut (0..h).map(|r| at(o / w, r, o % w)))).collect(),
+            _ => (0..h * w).map(|o| fold(&mut (0..n).map(|b| at(b, o / w, o % w)))).collect(),
+        };
+        assert_eq!(got, want, "{along} {monoid}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Host arrays: a shape and typed element data, what the TEG reference evaluator computes on and what `tap-run`
-//! reads from and writes to NumPy `.npy` files. A library of its own (std, `half` and `npyz` only).
+//! reads from and writes to NumPy `.npy` files. A library of its own (std, `half`, `npyz` and `libc` only).
 
+pub mod alloc;
 pub mod dtype;
 pub mod npy;
 pub mod round;

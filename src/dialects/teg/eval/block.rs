@@ -3,6 +3,7 @@
 //! through `f32`); integers contract in wrapping `i64`.
 
 use super::{fail, EvalError, Operands};
+use crate::array::alloc::Zeroable;
 use crate::array::{Array, DType, Data};
 use crate::dialects::teg::kind::OpKind;
 use std::borrow::Cow;
@@ -17,7 +18,7 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
     }
     let data = match kind {
         OpKind::Contract | OpKind::Matmul | OpKind::Linear => {
-            return Ok(super::contract::apply(ops, ops.arrays.get(2).copied(), shape, names))
+            return super::contract::apply(ops, ops.arrays.get(2).copied(), shape, names)
         }
         OpKind::Prod => {
             let k = *x.shape().last().unwrap_or(&1) as usize;
@@ -31,25 +32,47 @@ pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> 
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
 }
 
+/// The left operand of a batched contraction: one `[m, k]` matrix per batch, or one for every batch.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub enum Lhs {
+    /// `[nb, m, k]`.
+    PerBatch,
+    /// `[m, k]`, shared.
+    Shared,
+}
+
 /// `[nb, m, k] · [nb, k, n]`, one GEMM per batch (+ `bias[n]` on every row), row-major.
-pub fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, [nb, m, k, n]: [usize; 4]) -> Data {
-    match dtype {
+pub fn contract(
+    dtype: DType,
+    (a, lhs): (&Data, Lhs),
+    b: &Data,
+    bias: Option<&Data>,
+    [nb, m, k, n]: [usize; 4],
+) -> Result<Data, EvalError> {
+    let dims = [m, k, n];
+    let with_bias = |c: &mut [f64], bias: &[f64]| c.chunks_mut(n).for_each(|row| row.copy_from_slice(bias));
+    Ok(match dtype {
         DType::F64 => {
             let (a, b) = (as_f64(a), as_f64(b));
-            let mut c = bias.map_or_else(|| vec![0.0; nb * m * n], |bias| rows(&as_f64(bias), nb * m));
-            batched(&a, &b, &mut c, [m, k, n], |a, b, c| f64::gemm(m, k, n, a, b, c, bias.is_some()));
+            let mut c = super::cells(nb * m * n)?;
+            bias.inspect(|bias| with_bias(&mut c, &as_f64(bias)));
+            batched(&a, lhs, &b, &mut c, dims, |a, b, c| f64::gemm(m, k, n, a, b, c, bias.is_some()));
             Data::F64(c)
         }
         t if t.is_float() => {
             let (a, b) = (as_f32(a), as_f32(b));
-            let mut c = bias.map_or_else(|| vec![0.0; nb * m * n], |bias| rows(&as_f32(bias), nb * m));
-            batched(&a, &b, &mut c, [m, k, n], |a, b, c| f32::gemm(m, k, n, a, b, c, bias.is_some()));
+            let mut c: Vec<f32> = super::cells(nb * m * n)?;
+            if let Some(bias) = bias {
+                let bias = as_f32(bias);
+                c.chunks_mut(n).for_each(|row| row.copy_from_slice(&bias));
+            }
+            batched(&a, lhs, &b, &mut c, dims, |a, b, c| f32::gemm(m, k, n, a, b, c, bias.is_some()));
             from_f32(t, c)
         }
         t => {
             let mut c = bias.map_or_else(|| vec![0i64; nb * m * n], |bias| rows(&as_i64(bias), nb * m));
             let (a, b) = (as_i64(a), as_i64(b));
-            batched(&a, &b, &mut c, [m, k, n], |a, b, c| {
+            batched(&a, lhs, &b, &mut c, dims, |a, b, c| {
                 for i in 0..m {
                     for p in 0..k {
                         let x = a[i * k + p];
@@ -61,16 +84,18 @@ pub fn contract(dtype: DType, a: &Data, b: &Data, bias: Option<&Data>, [nb, m, k
             });
             Data::from_i64(t, &c)
         }
-    }
+    })
 }
 
-/// `gemm` on each batch's matrices: `a` holds `[m, k]` ones, `b` `[k, n]` ones, `c` `[m, n]` ones.
-fn batched<T>(a: &[T], b: &[T], c: &mut [T], [m, k, n]: [usize; 3], gemm: impl Fn(&[T], &[T], &mut [T])) {
+/// `gemm` on each batch's matrices: `a` holds `[m, k]` ones (or one, shared), `b` `[k, n]` ones, `c` `[m, n]`
+/// ones.
+fn batched<T>(a: &[T], lhs: Lhs, b: &[T], c: &mut [T], [m, k, n]: [usize; 3], gemm: impl Fn(&[T], &[T], &mut [T])) {
     if m * n == 0 {
         return;
     }
     for (i, c) in c.chunks_mut(m * n).enumerate() {
-        gemm(&a[i * m * k..(i + 1) * m * k], &b[i * k * n..(i + 1) * k * n], c);
+        let at = if lhs == Lhs::Shared { 0 } else { i * m * k };
+        gemm(&a[at..at + m * k], &b[i * k * n..(i + 1) * k * n], c);
     }
 }
 
@@ -170,52 +195,97 @@ gemm_impl!(f64);
 /// position): it is the evaluator's largest temporary.
 pub const MAX_IM2COL: u64 = 1 << 28;
 
-/// Convolution through im2col: the windows of the padded input as rows, times the kernels as columns.
+/// Convolution through im2col: per image, the kernels `[o, c·kh·kw]` times the windows of the input laid out as
+/// columns `[c·kh·kw, oh·ow]`, which gives the output `[o, oh, ow]` in place (NCHW, no transposition).
 fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<Data, EvalError> {
-    let [nb, c, h, w] = [x.shape()[0], x.shape()[1], x.shape()[2], x.shape()[3]].map(|v| v as i64);
-    let [o, _, kh, kw] = [k.shape()[0], k.shape()[1], k.shape()[2], k.shape()[3]].map(|v| v as i64);
-    let [oh, ow] = [shape[2] as i64, shape[3] as i64];
-    let (windows, patch) = (nb as u128 * oh as u128 * ow as u128, c as u128 * kh as u128 * kw as u128);
+    let g = Window {
+        c: x.shape()[1] as usize,
+        h: x.shape()[2] as i64,
+        w: x.shape()[3] as i64,
+        kh: k.shape()[2] as i64,
+        kw: k.shape()[3] as i64,
+        oh: shape[2] as usize,
+        ow: shape[3] as usize,
+        s,
+        d,
+        p,
+    };
+    let (nb, o) = (x.shape()[0] as usize, k.shape()[0] as usize);
+    let (windows, patch) = ((nb * g.oh * g.ow) as u128, (g.c as u128) * (g.kh * g.kw) as u128);
     if windows.saturating_mul(patch) > MAX_IM2COL as u128 {
         return fail(format!(
             "the convolution reads {windows} windows of {patch} cells, more than the evaluator's im2col limit of {MAX_IM2COL} cells"
         ));
     }
-    let patch = (c * kh * kw) as usize;
-    let rows_n = (nb * oh * ow) as usize;
-    // Index of each patch cell in x, or None for padding.
-    let mut cols: Vec<Option<usize>> = Vec::with_capacity(rows_n * patch);
-    for n in 0..nb {
-        for y in 0..oh {
-            for z in 0..ow {
-                for ci in 0..c {
-                    for i in 0..kh {
-                        for j in 0..kw {
-                            let (r, q) = (y * s[0] - p[0] + i * d[0], z * s[1] - p[1] + j * d[1]);
-                            let inside = (0..h).contains(&r) && (0..w).contains(&q);
-                            cols.push(inside.then(|| (((n * c + ci) * h + r) * w + q) as usize));
-                        }
-                    }
+    let columns = match x.data() {
+        Data::F32(v) => Data::F32(g.im2col(v, nb)?),
+        Data::F64(v) => Data::F64(g.im2col(v, nb)?),
+        Data::BF16(v) => Data::BF16(g.im2col(v, nb)?),
+        Data::F16(v) => Data::F16(g.im2col(v, nb)?),
+        Data::I8(v) => Data::I8(g.im2col(v, nb)?),
+        Data::I32(v) => Data::I32(g.im2col(v, nb)?),
+        Data::I64(v) => Data::I64(g.im2col(v, nb)?),
+        Data::I1(_) => return fail("no convolution of i1"),
+    };
+    let patch = patch as usize;
+    contract(x.dtype(), (k.data(), Lhs::Shared), &columns, None, [nb, o, patch, g.oh * g.ow])
+}
+
+/// A convolution's geometry: input channels and extents, kernel extents, output extents, strides, dilations
+/// and padding.
+struct Window {
+    c: usize,
+    h: i64,
+    w: i64,
+    kh: i64,
+    kw: i64,
+    oh: usize,
+    ow: usize,
+    s: [i64; 2],
+    d: [i64; 2],
+    p: [i64; 2],
+}
+
+impl Window {
+    /// The columns `[nb, c·kh·kw, oh·ow]`: row `(ci, i, j)` of image `n` holds, for each output position, the
+    /// input cell under kernel tap `(i, j)` of channel `ci`, or zero in the padding.
+    fn im2col<T: Zeroable>(&self, x: &[T], nb: usize) -> Result<Vec<T>, EvalError> {
+        let (taps, hw) = ((self.kh * self.kw) as usize, self.oh * self.ow);
+        let mut cols = super::cells::<T>(nb * self.c * taps * hw)?;
+        let (h, w) = (self.h as usize, self.w as usize);
+        for (plane, rows) in cols.chunks_mut(taps * hw).enumerate() {
+            let image = &x[plane * h * w..(plane + 1) * h * w];
+            for (tap, row) in rows.chunks_mut(hw).enumerate() {
+                let (i, j) = (tap as i64 / self.kw, tap as i64 % self.kw);
+                self.tap(image, i, j, row);
+            }
+        }
+        Ok(cols)
+    }
+
+    /// One row of the columns: the cells of one channel's image under kernel tap `(i, j)`, for every output
+    /// position (the zeroed buffer keeps the padding).
+    fn tap<T: Copy>(&self, image: &[T], i: i64, j: i64, row: &mut [T]) {
+        let w = self.w as usize;
+        // Output columns z whose input column z·s − p + j·d lies inside [0, w).
+        let first = |lo: i64, s: i64| if lo >= 0 { 0 } else { (-lo + s - 1) / s };
+        let (lo, s) = (j * self.d[1] - self.p[1], self.s[1]);
+        let z0 = first(lo, s).min(self.ow as i64);
+        let z1 = if lo >= self.w { 0 } else { ((self.w - 1 - lo) / s + 1).min(self.ow as i64) }.max(z0);
+        for (y, out) in row.chunks_mut(self.ow).enumerate() {
+            let r = y as i64 * self.s[0] - self.p[0] + i * self.d[0];
+            if !(0..self.h).contains(&r) || z1 == z0 {
+                continue;
+            }
+            let line = &image[r as usize * w..(r as usize + 1) * w];
+            if s == 1 {
+                let q = (z0 + lo) as usize;
+                out[z0 as usize..z1 as usize].copy_from_slice(&line[q..q + (z1 - z0) as usize]);
+            } else {
+                for z in z0..z1 {
+                    out[z as usize] = line[(z * s + lo) as usize];
                 }
             }
         }
     }
-    // Kernels as [patch, o] (transposed from [o, patch]).
-    let kt: Vec<usize> = (0..patch * o as usize).map(|e| (e % o as usize) * patch + e / o as usize).collect();
-    let zero_at = x.len();
-    let picks: Vec<usize> = cols.iter().map(|c| c.unwrap_or(zero_at)).collect();
-    let padded = x.data().concat(&Data::from_f64(x.dtype(), std::iter::once(0.0)));
-    let a = padded.gather(&picks);
-    let b = k.data().gather(&kt);
-    let rows_out = contract(x.dtype(), &a, &b, None, [1, rows_n, patch, o as usize]);
-    // [n, oh, ow, o] → [n, o, oh, ow].
-    let (hw, o) = ((oh * ow) as usize, o as usize);
-    let order: Vec<usize> = (0..rows_n * o)
-        .map(|e| {
-            let (n, rest) = (e / (o * hw), e % (o * hw));
-            let (oc, pos) = (rest / hw, rest % hw);
-            (n * hw + pos) * o + oc
-        })
-        .collect();
-    Ok(rows_out.gather(&order))
 }

@@ -2,6 +2,9 @@
 //! through strides, 0 along a dimension it lacks or has with extent 1 (the type rule is `infer::broadcast`).
 //! Float kernels run a tight loop along the innermost dimension, on all of rayon's threads for large results.
 
+use super::simd::vectorized;
+use super::EvalError;
+use crate::array::alloc::Zeroable;
 use rayon::prelude::*;
 
 /// Cells per task when a kernel runs on several threads: big enough to amortize a task, small enough that two
@@ -48,57 +51,58 @@ pub fn for_each_offset<const N: usize>(shape: &[u64], strides: [&[usize]; N], mu
 
 /// `f` of the cells of `a` and `b` read through `sa` and `sb` at each cell of a result of `shape`: generic in `f`,
 /// so each op compiles to its own vectorized loop; the innermost dimension runs as a slice or a repeated cell.
-pub fn zip<T: Copy + Send + Sync + Default>(
+pub fn zip<T: Copy + Send + Sync + Zeroable>(
     shape: &[u64],
     (a, sa): (&[T], &[usize]),
     (b, sb): (&[T], &[usize]),
     f: impl Fn(T, T) -> T + Sync,
-) -> Vec<T> {
+) -> Result<Vec<T>, EvalError> {
     let total = shape.iter().product::<u64>() as usize;
     if is_dense(shape, sa) && is_dense(shape, sb) {
         return dense(a, b, &f);
     }
     let inner = shape.last().map_or(1, |&n| n as usize);
-    let mut out = vec![T::default(); total];
+    let mut out = super::cells(total)?;
     if total == 0 {
-        return out;
+        return Ok(out);
     }
     let rows_per_task = (CHUNK / inner).max(1);
     let outer = &shape[..shape.len().saturating_sub(1)];
     let (ia, ib) = (sa.last().copied().unwrap_or(0), sb.last().copied().unwrap_or(0));
     out.par_chunks_mut(rows_per_task * inner).enumerate().for_each(|(task, chunk)| {
         let mut rows = Rows::at(outer, task * rows_per_task, [sa, sb]);
-        for row in chunk.chunks_mut(inner) {
-            let [oa, ob] = rows.offsets;
-            match (ia, ib) {
-                (1, 1) => {
-                    for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
-                        *o = f(x, y);
+        vectorized(|| {
+            for row in chunk.chunks_mut(inner) {
+                let [oa, ob] = rows.offsets;
+                match (ia, ib) {
+                    (1, 1) => {
+                        for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
+                            *o = f(x, y);
+                        }
                     }
+                    (1, 0) => row.iter_mut().zip(&a[oa..oa + inner]).for_each(|(o, &x)| *o = f(x, b[ob])),
+                    (0, 1) => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(o, &y)| *o = f(a[oa], y)),
+                    _ => row.iter_mut().enumerate().for_each(|(i, o)| *o = f(a[oa + i * ia], b[ob + i * ib])),
                 }
-                (1, 0) => row.iter_mut().zip(&a[oa..oa + inner]).for_each(|(o, &x)| *o = f(x, b[ob])),
-                (0, 1) => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(o, &y)| *o = f(a[oa], y)),
-                _ => row.iter_mut().enumerate().for_each(|(i, o)| *o = f(a[oa + i * ia], b[ob + i * ib])),
+                rows.next();
             }
-            rows.next();
-        }
+        });
     });
-    out
+    Ok(out)
 }
 
 /// `f` cell by cell over operands of one shape, on all threads when there is more than one chunk. The output
 /// starts as zeroed pages that are only written, never read.
-fn dense<T: Copy + Send + Sync + Default>(a: &[T], b: &[T], f: &(impl Fn(T, T) -> T + Sync)) -> Vec<T> {
-    if a.len() <= CHUNK {
-        return a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect();
-    }
-    let mut out = vec![T::default(); a.len()];
-    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK))).for_each(|(o, (x, y))| {
-        for ((o, &x), &y) in o.iter_mut().zip(x).zip(y) {
-            *o = f(x, y);
-        }
-    });
-    out
+fn dense<T: Copy + Send + Sync + Zeroable>(
+    a: &[T],
+    b: &[T],
+    f: &(impl Fn(T, T) -> T + Sync),
+) -> Result<Vec<T>, EvalError> {
+    let mut out = super::cells(a.len())?;
+    out.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
+        .for_each(|(o, (x, y))| vectorized(|| o.iter_mut().zip(x).zip(y).for_each(|((o, &x), &y)| *o = f(x, y))));
+    Ok(out)
 }
 
 /// An odometer over the rows of a result (its coordinates but the innermost), with the offset of each operand's

@@ -2,6 +2,7 @@
 
 use super::broadcast::{self, CHUNK};
 use super::{fail, EvalError};
+use crate::array::alloc::Zeroable;
 use crate::array::{round, Array, DType, Data};
 use crate::dialects::teg::kind::{Binary, Predicate, Unary};
 use half::{bf16, f16};
@@ -65,7 +66,7 @@ macro_rules! real {
 real!(f32, libm::erff);
 real!(f64, libm::erf);
 
-fn real_unary<T: Real + Send + Sync + Default>(op: Unary, v: &[T]) -> Vec<T> {
+fn real_unary<T: Real + Send + Sync + Zeroable>(op: Unary, v: &[T]) -> Result<Vec<T>, EvalError> {
     match op {
         Unary::Abs => map_with(v, |x| x.abs()),
         Unary::Neg => map_with(v, |x| -x),
@@ -90,9 +91,14 @@ fn int_unary(op: Unary, x: i64) -> i64 {
 }
 
 /// Applies `f` to `f16`/`bf16` cells through `f32`.
-fn via_f32<H: Copy>(v: &[H], to: impl Fn(H) -> f32, from: impl Fn(f32) -> H, f: impl Fn(&[f32]) -> Vec<f32>) -> Vec<H> {
+fn via_f32<H: Copy>(
+    v: &[H],
+    to: impl Fn(H) -> f32,
+    from: impl Fn(f32) -> H,
+    f: impl Fn(&[f32]) -> Result<Vec<f32>, EvalError>,
+) -> Result<Vec<H>, EvalError> {
     let wide: Vec<f32> = v.iter().map(|&x| to(x)).collect();
-    f(&wide).into_iter().map(from).collect()
+    Ok(f(&wide)?.into_iter().map(from).collect())
 }
 
 macro_rules! ints {
@@ -119,10 +125,10 @@ macro_rules! ints {
 #[allow(clippy::useless_conversion)] // `i64::from` is the identity in the macro's `i64` arm.
 pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
     let data = match x.data() {
-        Data::F32(v) => Data::F32(real_unary(op, v)),
-        Data::F64(v) => Data::F64(real_unary(op, v)),
-        Data::BF16(v) => Data::BF16(via_f32(v, bf16::to_f32, bf16::from_f32, |w| real_unary(op, w))),
-        Data::F16(v) => Data::F16(via_f32(v, f16::to_f32, f16::from_f32, |w| real_unary(op, w))),
+        Data::F32(v) => Data::F32(real_unary(op, v)?),
+        Data::F64(v) => Data::F64(real_unary(op, v)?),
+        Data::BF16(v) => Data::BF16(via_f32(v, bf16::to_f32, bf16::from_f32, |w| real_unary(op, w))?),
+        Data::F16(v) => Data::F16(via_f32(v, f16::to_f32, f16::from_f32, |w| real_unary(op, w))?),
         other => {
             ints!(other, v, T => v.iter().map(|&a| int_unary(op, i64::from(a)) as T).collect(), return fail("no elementwise math on i1"))
         }
@@ -131,17 +137,12 @@ pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
 }
 
 /// `f` of each cell, on all threads when there is more than one chunk (see [`broadcast::zip`]).
-fn map_with<T: Copy + Send + Sync + Default>(a: &[T], f: impl Fn(T) -> T + Sync) -> Vec<T> {
-    if a.len() <= CHUNK {
-        return a.iter().map(|&x| f(x)).collect();
-    }
-    let mut out = vec![T::default(); a.len()];
-    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK)).for_each(|(o, x)| {
-        for (o, &x) in o.iter_mut().zip(x) {
-            *o = f(x);
-        }
-    });
-    out
+fn map_with<T: Copy + Send + Sync + Zeroable>(a: &[T], f: impl Fn(T) -> T + Sync) -> Result<Vec<T>, EvalError> {
+    let mut out = super::cells(a.len())?;
+    out.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK))
+        .for_each(|(o, x)| super::simd::vectorized(|| o.iter_mut().zip(x).for_each(|(o, &x)| *o = f(x))));
+    Ok(out)
 }
 
 /// The result shape and each operand with the strides it is read through (see [`broadcast::strides_in`]).
@@ -152,7 +153,12 @@ pub struct Broadcast<'a> {
     pub strides: Vec<Vec<usize>>,
 }
 
-fn real_binary<T: Real + Send + Sync + Default>(op: Binary, a: &[T], b: &[T], at: &Broadcast) -> Vec<T> {
+fn real_binary<T: Real + Send + Sync + Zeroable>(
+    op: Binary,
+    a: &[T],
+    b: &[T],
+    at: &Broadcast,
+) -> Result<Vec<T>, EvalError> {
     // A macro, not a closure taking `fn`, so that each op's function inlines into its own vectorized loop.
     macro_rules! zip_with {
         ($a:expr, $b:expr, $f:expr) => {
@@ -201,15 +207,15 @@ fn int_binary(op: Binary, x: i64, y: i64) -> Result<i64, EvalError> {
 /// An elementwise function of two operands of one element type, broadcast as `at` says.
 pub fn binary(op: Binary, a: &Array, b: &Array, at: &Broadcast) -> Result<Array, EvalError> {
     let data = match (a.data(), b.data()) {
-        (Data::F32(x), Data::F32(y)) => Data::F32(real_binary(op, x, y, at)),
-        (Data::F64(x), Data::F64(y)) => Data::F64(real_binary(op, x, y, at)),
+        (Data::F32(x), Data::F32(y)) => Data::F32(real_binary(op, x, y, at)?),
+        (Data::F64(x), Data::F64(y)) => Data::F64(real_binary(op, x, y, at)?),
         (Data::BF16(x), Data::BF16(y)) => {
             let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
-            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| real_binary(op, w, &wide, at)))
+            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| real_binary(op, w, &wide, at))?)
         }
         (Data::F16(x), Data::F16(y)) => {
             let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
-            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| real_binary(op, w, &wide, at)))
+            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| real_binary(op, w, &wide, at))?)
         }
         (x, y) if x.dtype() == y.dtype() && x.dtype().is_int() => {
             let mut values = Vec::with_capacity(at.len());

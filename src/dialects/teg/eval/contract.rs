@@ -4,8 +4,9 @@
 //! `[batch, k, columns]` (borrowed when it already is), and the result `[batch, rows, columns]` is permuted to the
 //! result's order when that differs.
 
+use super::block::{contract, Lhs};
 use super::broadcast::{for_each_offset, strides_in};
-use super::Operands;
+use super::{EvalError, Operands};
 use crate::array::{Array, Data};
 use std::borrow::Cow;
 
@@ -32,7 +33,7 @@ impl Roles {
 }
 
 /// `x · w` (+ `bias` on every row, for `linear`) with the result's extents `shape` and dimension `names`.
-pub fn apply(ops: &Operands, bias: Option<&Array>, shape: &[u64], names: &[String]) -> Array {
+pub fn apply(ops: &Operands, bias: Option<&Array>, shape: &[u64], names: &[String]) -> Result<Array, EvalError> {
     let (x, w) = (ops.array(0), ops.array(1));
     let (xn, wn) = (&ops.names[0], &ops.names[1]);
     let r = Roles::new(xn, wn, names);
@@ -44,11 +45,11 @@ pub fn apply(ops: &Operands, bias: Option<&Array>, shape: &[u64], names: &[Strin
     let a = laid_out(x, xn, &[&r.batch[..], &r.rows, &r.summed].concat());
     let b = laid_out(w, wn, &[&r.batch[..], &r.summed, &r.columns].concat());
     let (nb, m, k, n) = (size(&r.batch), size(&r.rows), size(&r.summed), size(&r.columns));
-    let c = super::block::contract(x.dtype(), &a, &b, bias.map(Array::data), [nb, m, k, n]);
+    let c = contract(x.dtype(), (&a, Lhs::PerBatch), &b, bias.map(Array::data), [nb, m, k, n])?;
     let gemm_order = [&r.batch[..], &r.rows, &r.columns].concat();
     let gemm_shape: Vec<u64> = gemm_order.iter().map(extent).collect();
     let out = Array::new(gemm_shape, c).expect("the GEMM's shape");
-    Array::new(shape.to_vec(), laid_out(&out, &gemm_order, names).into_owned()).expect("the result's shape")
+    Ok(Array::new(shape.to_vec(), laid_out(&out, &gemm_order, names).into_owned()).expect("the result's shape"))
 }
 
 /// The cells of `a` (dimension `names`) in row-major order of the dimensions `order` (a permutation of `names`):

@@ -16,6 +16,7 @@ mod cell;
 mod contract;
 mod generate;
 mod reduce;
+mod simd;
 mod user_block;
 mod views;
 
@@ -55,6 +56,11 @@ impl std::error::Error for EvalError {}
 
 fn fail<T>(message: impl Into<String>) -> Result<T, EvalError> {
     Err(EvalError { op: None, message: message.into() })
+}
+
+/// `n` zeroed cells for a result (see [`crate::array::alloc::zeroed`]): running out of memory is an error.
+fn cells<T: crate::array::alloc::Zeroable>(n: usize) -> Result<Vec<T>, EvalError> {
+    crate::array::alloc::zeroed(n).or_else(|e| fail(format!("{e} for the result")))
 }
 
 /// The sources a graph reads, by name, with their types: what a caller must bind.

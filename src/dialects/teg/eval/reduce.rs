@@ -9,6 +9,7 @@
 use super::broadcast::{for_each_offset, Rows};
 use crate::array::{strides, Array, Data};
 use crate::dialects::teg::kind::Monoid;
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// A reduction's mask: an `i1` array and the strides it is read through at the reduced tensor's coordinates.
@@ -35,14 +36,32 @@ pub fn reduce(x: &Array, axes: &[usize], monoid: Monoid, mask: Option<Mask>, def
     Array::new(plan.out_shape, data).expect("shape and count agree")
 }
 
-/// A float reduction's results in `f64` (`mean` divided by its counts; of nothing, NaN).
+/// A float reduction's results in `f64` (`mean` divided by its counts; of nothing, NaN). Each monoid gets its own
+/// loops (the fold functions inline into them); `max` and `min` compare in the element type, which is exact.
 fn floats<T: Real>(plan: &Plan, v: &[T], monoid: Monoid, mask: Option<&Mask>, default: Option<f64>) -> Vec<f64> {
     let mut acc = vec![monoid.identity_f64(); plan.out_len];
-    let cell = |a: f64, c: T| monoid.combine_f64(a, c.into());
-    let counts = match mask {
-        None => plan.fold_rows(v, &mut acc, |a, run| fold_run(monoid, a, run), cell),
-        Some(m) => plan.fold_masked(v, &mut acc, m, cell),
-    };
+    // The whole fold in one vectorized call: the fold functions inline into it.
+    let counts = super::simd::vectorized(|| match (mask, monoid) {
+        (Some(m), _) => plan.fold_masked(v, &mut acc, m, |a, c| monoid.combine_f64(a, c.into())),
+        (None, Monoid::Sum | Monoid::Mean) => {
+            plan.fold_rows(v, &mut acc, |a, run| a + lanes(run, 0.0, |x, y| x + y), |a, c| a + c.into())
+        }
+        (None, Monoid::Prod) => {
+            plan.fold_rows(v, &mut acc, |a, run| a * lanes(run, 1.0, |x, y| x * y), |a, c| a * c.into())
+        }
+        (None, Monoid::Max) => plan.fold_rows(
+            v,
+            &mut acc,
+            |a, run| monoid.combine_f64(a, extreme(run, T::LOWEST, |c, m| c > m)),
+            |a, c| if a.is_nan() || c.into() <= a { a } else { c.into() },
+        ),
+        (None, Monoid::Min) => plan.fold_rows(
+            v,
+            &mut acc,
+            |a, run| monoid.combine_f64(a, extreme(run, T::HIGHEST, |c, m| c < m)),
+            |a, c| if a.is_nan() || c.into() >= a { a } else { c.into() },
+        ),
+    });
     if monoid == Monoid::Mean {
         acc.iter_mut().enumerate().for_each(|(i, a)| *a /= counts.at(i) as f64);
     }
@@ -74,10 +93,23 @@ impl Counts {
     }
 }
 
-/// Float cells read as `f64`.
-trait Real: Copy + Into<f64> {}
-impl Real for f32 {}
-impl Real for f64 {}
+/// Float cells, read as `f64` by sums and products and compared as they are by `max` and `min`.
+trait Real: Copy + Into<f64> + PartialOrd + Sync {
+    /// −∞.
+    const LOWEST: Self;
+    /// +∞.
+    const HIGHEST: Self;
+}
+
+impl Real for f32 {
+    const LOWEST: Self = f32::NEG_INFINITY;
+    const HIGHEST: Self = f32::INFINITY;
+}
+
+impl Real for f64 {
+    const LOWEST: Self = f64::NEG_INFINITY;
+    const HIGHEST: Self = f64::INFINITY;
+}
 
 /// The cells of an input in what reductions read (`f16` and `bf16` through `f32`, integers as `i64`).
 enum Wide<'a> {
@@ -121,34 +153,92 @@ impl Plan {
 
     /// Folds every input row into the accumulators: a row along a reduced dimension with `run`, one along a kept
     /// dimension cell by cell into a row of accumulators with `cell`.
-    fn fold_rows<T: Copy, A: Copy>(
+    #[inline(always)] // Into the vectorized copy of `floats`.
+    fn fold_rows<T: Copy + Sync, A: Copy + Send + Sync>(
         &self,
         x: &[T],
         acc: &mut [A],
         run: impl Fn(A, &[T]) -> A,
-        cell: impl Fn(A, T) -> A,
+        cell: impl Fn(A, T) -> A + Sync,
     ) -> Counts {
         let inner = self.shape.last().map_or(1, |&n| n as usize);
         if x.is_empty() {
             return Counts::All(self.count);
         }
-        let (outer, s) = (&self.shape[..self.shape.len().saturating_sub(1)], self.step.last().copied().unwrap_or(0));
-        let mut rows = Rows::at(outer, 0, [&self.step[..]]);
-        for row in x.chunks_exact(inner) {
-            let [o] = rows.offsets;
-            if s == 0 {
-                acc[o] = run(acc[o], row);
-            } else {
-                for (a, &c) in acc[o..].iter_mut().step_by(s).zip(row) {
-                    *a = cell(*a, c);
+        match self.step.last().copied().unwrap_or(0) {
+            1 if x.len() >= PARALLEL_CELLS && inner >= 2 * STRIP => self.fold_strips(x, acc, inner, &cell),
+            1 => self.fold_strip(x, acc, (0, inner), &cell),
+            s => {
+                let outer = &self.shape[..self.shape.len() - 1];
+                let mut rows = Rows::at(outer, 0, [&self.step[..]]);
+                for row in x.chunks_exact(inner) {
+                    let [o] = rows.offsets;
+                    match s {
+                        0 => acc[o] = run(acc[o], row),
+                        _ => acc[o..].iter_mut().step_by(s).zip(row).for_each(|(a, &c)| *a = cell(*a, c)),
+                    }
+                    rows.next();
                 }
             }
-            rows.next();
         }
         Counts::All(self.count)
     }
 
+    /// [`Plan::fold_rows`] when the innermost dimension is kept, on all threads: each task folds a strip of its
+    /// columns (disjoint accumulators, so each still takes its cells in index order) into accumulators of its own,
+    /// copied back at the end.
+    fn fold_strips<T: Copy + Sync, A: Copy + Send + Sync>(
+        &self,
+        x: &[T],
+        acc: &mut [A],
+        inner: usize,
+        cell: &(impl Fn(A, T) -> A + Sync),
+    ) {
+        let width = inner.div_ceil(rayon::current_num_threads()).next_multiple_of(STRIP);
+        let starts: Vec<usize> = (0..inner).step_by(width).collect();
+        let parts: Vec<Vec<A>> = starts
+            .par_iter()
+            .map(|&c0| {
+                let w = width.min(inner - c0);
+                let mut part: Vec<A> = acc.chunks(inner).flat_map(|row| row[c0..c0 + w].iter().copied()).collect();
+                super::simd::vectorized(|| self.fold_strip(x, &mut part, (c0, w), cell));
+                part
+            })
+            .collect();
+        for (&c0, part) in starts.iter().zip(parts) {
+            let w = width.min(inner - c0);
+            for (row, p) in acc.chunks_mut(inner).zip(part.chunks(w)) {
+                row[c0..c0 + w].copy_from_slice(p);
+            }
+        }
+    }
+
+    /// Folds the columns `[c0, c0 + w)` of every row into `acc`, which holds those columns of each row of
+    /// accumulators (`w` each). Consecutive rows into the same accumulators (a reduced dimension just outside the
+    /// innermost) fold together.
+    #[inline(always)] // Into the vectorized copy of its caller.
+    fn fold_strip<T: Copy, A: Copy>(&self, x: &[T], acc: &mut [A], (c0, w): (usize, usize), cell: &impl Fn(A, T) -> A) {
+        let inner = self.shape.last().map_or(1, |&n| n as usize);
+        let outer = &self.shape[..self.shape.len() - 1];
+        let mut rows = Rows::at(outer, 0, [&self.step[..]]);
+        let count = x.len() / inner;
+        let mut r = 0;
+        while r < count {
+            let [o] = rows.offsets;
+            rows.next();
+            let mut group = 1;
+            while group < GROUP && r + group < count && rows.offsets[0] == o {
+                rows.next();
+                group += 1;
+            }
+            let at = o / inner * w;
+            fold_group(&mut acc[at..at + w], &x[r * inner..(r + group) * inner], (inner, c0), cell);
+            r += group;
+        }
+    }
+
     /// Folds the input cells the mask marks, one by one, and counts them per result cell.
+    #[inline(always)] // Into the vectorized copy of `floats`.
     fn fold_masked<T: Copy, A: Copy>(&self, x: &[T], acc: &mut [A], mask: &Mask, cell: impl Fn(A, T) -> A) -> Counts {
         let Data::I1(m) = mask.0.data() else { unreachable!("verified: the mask is i1") };
         let mut counts = vec![0u64; self.out_len];
@@ -164,24 +254,73 @@ impl Plan {
     }
 }
 
-/// Folds a row of floats into `acc` (NaN wins `max` and `min`).
-fn fold_run<T: Real>(monoid: Monoid, acc: f64, run: &[T]) -> f64 {
-    let total = match monoid {
-        Monoid::Sum | Monoid::Mean => lanes(run, 0.0, |a, b| a + b),
-        Monoid::Prod => lanes(run, 1.0, |a, b| a * b),
-        Monoid::Max => lanes(run, f64::NEG_INFINITY, f64::max),
-        Monoid::Min => lanes(run, f64::INFINITY, f64::min),
-    };
-    let nan = matches!(monoid, Monoid::Max | Monoid::Min) && run.iter().any(|&c| c.into().is_nan());
+/// Rows folded together into one row of accumulators.
+const GROUP: usize = 16;
+
+/// Columns per strip: a multiple of any vector width.
+const STRIP: usize = 16;
+
+/// Inputs at least this large fold on all threads.
+const PARALLEL_CELLS: usize = 1 << 18;
+
+/// Folds the rows of `rows` (each `inner` cells) into `acc`, eight rows per pass over the accumulators (a loop
+/// LLVM vectorizes, with a fraction of the accumulator traffic); each accumulator still takes its cells in index
+/// order.
+#[inline(always)] // Into the vectorized copy of `floats`.
+fn fold_group<T: Copy, A: Copy>(acc: &mut [A], rows: &[T], (inner, c0): (usize, usize), cell: &impl Fn(A, T) -> A) {
+    let mut eights = rows.chunks_exact(8 * inner);
+    for block in &mut eights {
+        // Each row cut to the accumulators' length, so that the loop needs no bounds checks.
+        let r: [&[T]; 8] = std::array::from_fn(|k| &block[k * inner + c0..(k + 1) * inner][..acc.len()]);
+        for (j, a) in acc.iter_mut().enumerate() {
+            let mut v = *a;
+            for row in r {
+                v = cell(v, row[j]);
+            }
+            *a = v;
+        }
+    }
+    for row in eights.remainder().chunks_exact(inner) {
+        acc.iter_mut().zip(&row[c0..]).for_each(|(a, &c)| *a = cell(*a, c));
+    }
+}
+
+/// The largest (or, with `better` as `<`, the smallest) cell of a row in eight interleaved lanes, NaN if any
+/// cell is NaN.
+#[inline(always)] // Into the vectorized copy of `floats`.
+fn extreme<T: Real>(run: &[T], start: T, better: impl Fn(T, T) -> bool) -> f64 {
+    const LANES: usize = 8;
+    let mut lanes = [start; LANES];
+    let mut nan = false;
+    let chunks = run.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..LANES {
+            lanes[k] = if better(c[k], lanes[k]) { c[k] } else { lanes[k] };
+            #[allow(clippy::eq_op)] // NaN is the one value unequal to itself.
+            {
+                nan |= c[k] != c[k];
+            }
+        }
+    }
+    let mut best = start;
+    for &c in lanes.iter().chain(rest) {
+        best = if better(c, best) { c } else { best };
+        #[allow(clippy::eq_op)]
+        {
+            nan |= c != c;
+        }
+    }
     if nan {
         f64::NAN
     } else {
-        monoid.combine_f64(acc, total)
+        best.into()
     }
 }
 
 /// `f` over a row in eight interleaved partial results, combined in a fixed order (generic in `f`, so the loop
 /// vectorizes).
+#[inline(always)] // Into the vectorized copy of `floats`.
 fn lanes<T: Real>(run: &[T], start: f64, f: impl Fn(f64, f64) -> f64) -> f64 {
     const LANES: usize = 8;
     let mut lanes = [start; LANES];
