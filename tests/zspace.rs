@@ -178,3 +178,37 @@ proptest! {
         prop_assert_eq!(check_cover(&target, &parts).is_ok(), exact);
     }
 }
+
+#[test]
+fn preimages_bound_the_points_that_write_a_box() {
+    // A window of 3 at stride 2: output rows [2, 4) are written by points whose windows meet them.
+    let f = ipf(&[&[2]], &[-1], &[3]);
+    assert_eq!(f.preimage(&zr(&[(2, 4)]), &zr(&[(0, 10)])).unwrap(), zr(&[(1, 3)]));
+    // Reversed: row 9 - i.
+    let rev = ipf(&[&[-1]], &[9], &[1]);
+    assert_eq!(rev.preimage(&zr(&[(2, 5)]), &zr(&[(0, 10)])).unwrap(), zr(&[(5, 8)]));
+    // An interleave's row 2·outer + lane: cells [3, 6) come from outer [1, 3) (a bounding box) and both lanes.
+    let inter = ipf(&[&[2, 1]], &[0], &[1]);
+    assert_eq!(inter.preimage(&zr(&[(3, 6)]), &zr(&[(0, 5), (0, 2)])).unwrap(), zr(&[(1, 3), (0, 2)]));
+    // A box outside every point's reach gives an empty range.
+    assert!(f.preimage(&zr(&[(40, 50)]), &zr(&[(0, 10)])).unwrap().is_empty());
+}
+
+proptest! {
+    /// The preimage holds every point whose box meets the target.
+    #[test]
+    fn preimages_hold_every_writing_point(
+        a in -3i64..4, b in -3i64..4, off in -5i64..5, s in 1u64..4,
+        t0 in -8i64..12, t1 in 0i64..6,
+    ) {
+        let f = ipf(&[&[a, b]], &[off], &[s]);
+        let within = zr(&[(0, 5), (0, 4)]);
+        let target = zr(&[(t0, t0 + t1)]);
+        let pre = f.preimage(&target, &within).unwrap();
+        for p in within.points() {
+            if f.apply(&p).unwrap().overlaps(&target) {
+                prop_assert!(pre.contains(&p), "{p:?} writes into {target:?} but {pre:?} misses it");
+            }
+        }
+    }
+}

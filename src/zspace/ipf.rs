@@ -137,6 +137,80 @@ impl Ipf {
         }
         ZRange::new(start, end)
     }
+
+    /// The bounding box of the points of `within` whose boxes meet `target` (a range of the tensor): what a
+    /// shard writing `target` must compute. Each row bounds the index dimensions it moves, given the others'
+    /// bounds (interval arithmetic, one pass per row), so the box is exact when every row moves at most one index
+    /// dimension and conservative otherwise. An empty result is an empty range.
+    pub fn preimage(&self, target: &ZRange, within: &ZRange) -> Result<ZRange, ZError> {
+        if target.rank() != self.map.outputs() || within.rank() != self.map.inputs() {
+            return Err(ZError(format!(
+                "a rank-{} target and a rank-{} index range for a map of {} outputs and {} inputs",
+                target.rank(),
+                within.rank(),
+                self.map.outputs(),
+                self.map.inputs()
+            )));
+        }
+        let mut lo: Vec<i128> = within.start().iter().map(|&v| v as i128).collect();
+        let mut hi: Vec<i128> = within.end().iter().map(|&v| v as i128 - 1).collect();
+        let empty = |lo: &[i128]| ZRange::new(narrow_all(lo)?, narrow_all(lo)?);
+        if within.is_empty() || target.is_empty() {
+            return empty(&lo);
+        }
+        for j in 0..self.map.outputs() {
+            // A·p + b must lie in [target.start - shape + 1, target.end - 1] for the box to meet the target.
+            let b = self.map.offset(j) as i128;
+            let low = target.start()[j] as i128 - self.shape[j] as i128 + 1 - b;
+            let high = target.end()[j] as i128 - 1 - b;
+            let term = |i: usize, lo: &[i128], hi: &[i128]| {
+                let a = self.map.coef(j, i) as i128;
+                ((a * lo[i]).min(a * hi[i]), (a * lo[i]).max(a * hi[i]))
+            };
+            let sum = |lo: &[i128], hi: &[i128]| {
+                (0..self.map.inputs()).map(|i| term(i, lo, hi)).fold((0, 0), |s, t| (s.0 + t.0, s.1 + t.1))
+            };
+            let (min, max) = sum(&lo, &hi);
+            if max < low || min > high {
+                return empty(&lo);
+            }
+            for i in 0..self.map.inputs() {
+                let a = self.map.coef(j, i) as i128;
+                if a == 0 {
+                    continue;
+                }
+                let (tmin, tmax) = term(i, &lo, &hi);
+                // a·p_i lies in [low - (max - tmax), high - (min - tmin)].
+                let (l, h) = (low - (max - tmax), high - (min - tmin));
+                let (from, to) =
+                    if a > 0 { (div_ceil(l, a), div_floor(h, a)) } else { (div_ceil(h, a), div_floor(l, a)) };
+                lo[i] = lo[i].max(from);
+                hi[i] = hi[i].min(to);
+                if lo[i] > hi[i] {
+                    return empty(&lo);
+                }
+            }
+        }
+        let end: Vec<i128> = hi.iter().map(|&h| h + 1).collect();
+        ZRange::new(narrow_all(&lo)?, narrow_all(&end)?)
+    }
+}
+
+fn narrow_all(v: &[i128]) -> Result<Vec<i64>, ZError> {
+    v.iter().map(|&x| narrow(x)).collect()
+}
+
+fn div_floor(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if a % b != 0 && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+fn div_ceil(a: i128, b: i128) -> i128 {
+    -div_floor(-a, b)
 }
 
 impl fmt::Display for Ipf {

@@ -1,10 +1,12 @@
-//! The interfaces teg ops implement: every op's signature through the sharding interface (block operators have
-//! one; the others do not yet), and the memory effects of the ops that talk to the outside world (sources read
+//! The interfaces teg ops implement: through the sharding interface, block operators' signatures and every op's
+//! index maps, and the memory effects of the ops that talk to the outside world (sources read
 //! the bound inputs, sinks write the named outputs, sequence points order both). The other teg ops are `Pure`.
 
-use super::signature;
+use super::kind::decode;
+use super::tensor_type::{as_tensor, TensorType};
+use super::{index_maps, signature};
 use crate::interfaces::memory_effects::{Effect, EffectKind, MemoryEffects};
-use crate::interfaces::sharding::{ShardingInterface, Signature};
+use crate::interfaces::sharding::{IndexMaps, ShardingInterface, Signature};
 use crate::ir::{Context, OpId, Registry};
 
 /// The resource teg's sources read and sinks write: the values bound outside the graph.
@@ -27,6 +29,18 @@ struct TegSharding;
 impl ShardingInterface for TegSharding {
     fn signature(&self, ctx: &Context, op: OpId) -> Option<Signature> {
         signature::signature_of(ctx, op)
+    }
+
+    /// Block operators' from their signatures, every other op's from `index_maps::of_op`.
+    fn index_maps(&self, ctx: &Context, op: OpId) -> Option<IndexMaps> {
+        if let Some(sig) = self.signature(ctx, op) {
+            return Some(IndexMaps::from_signature(sig));
+        }
+        let kind = decode(ctx, op).ok()?;
+        let types: Vec<&TensorType> =
+            ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
+        let result = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v)));
+        index_maps::of_op(&kind, &types, result)
     }
 }
 

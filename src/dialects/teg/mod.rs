@@ -4,6 +4,7 @@
 
 pub mod block_op;
 pub mod eval;
+pub mod index_maps;
 pub mod infer;
 pub mod interfaces;
 pub mod kind;
