@@ -5,8 +5,10 @@
 #
 # 1. builds the binaries (`cargo build --bins`, honouring CARGO_TARGET_DIR);
 # 2. finds real lit and FileCheck (Debian's llvm-19-tools: /usr/lib/llvm-19/build/utils/lit/lit.py and
-#    FileCheck-19; else llvm-22 or llvm-14 ones, or `lit` on PATH). If they are missing and apt-get can be
-#    used, installs llvm-19-tools; if that fails too, prints "lit-crosscheck: skipped: ..." and exits 0;
+#    FileCheck-19; else llvm-22 ones, or `lit` and `FileCheck` on PATH when they are version 19 or newer: the
+#    expected messages are modern FileCheck's, which LLVM 14 words differently). If they are missing and
+#    apt-get can be used, installs llvm-19-tools; if that fails too, prints "lit-crosscheck: skipped: ..."
+#    and exits 0;
 # 3. runs (a) test/lit under real lit with real FileCheck, (b) test/lit under real lit with our
 #    tap-filecheck as FileCheck, and (c) test/filecheck-conformance/crosscheck.sh REAL OURS if it exists.
 #
@@ -33,11 +35,18 @@ done
 
 lit_cmd=()
 real_filecheck=
+# Whether FileCheck `$1` is LLVM 19 or newer (older ones word their messages differently).
+modern() {
+  local major
+  major=$("$1" --version 2>/dev/null | sed -n 's/.*LLVM version \([0-9]*\).*/\1/p' | head -n 1)
+  [ -n "$major" ] && [ "$major" -ge 19 ]
+}
+
 find_tools() {
   lit_cmd=()
   real_filecheck=
   local v
-  for v in 19 22 14; do
+  for v in 19 22; do
     if [ -f "/usr/lib/llvm-$v/build/utils/lit/lit.py" ]; then
       lit_cmd=(python3 "/usr/lib/llvm-$v/build/utils/lit/lit.py")
       break
@@ -51,9 +60,8 @@ find_tools() {
       fi
     done
   fi
-  for v in FileCheck-19 FileCheck-22 FileCheck-14 /usr/lib/llvm-19/bin/FileCheck /usr/lib/llvm-22/bin/FileCheck \
-    /usr/lib/llvm-14/bin/FileCheck FileCheck; do
-    if command -v "$v" >/dev/null 2>&1; then
+  for v in FileCheck-19 FileCheck-22 /usr/lib/llvm-19/bin/FileCheck /usr/lib/llvm-22/bin/FileCheck FileCheck; do
+    if command -v "$v" >/dev/null 2>&1 && modern "$v"; then
       real_filecheck=$(command -v "$v")
       break
     fi

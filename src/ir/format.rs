@@ -494,7 +494,8 @@ fn present(elem: &Elem, p: &OpPrinter<'_, '_>, op: OpId) -> bool {
     let body = &p.ctx().body;
     match elem {
         Elem::Operands | Elem::OperandTypes => body.num_operands(op) > 0,
-        Elem::ResultTypes => body.num_results(op) > 0,
+        // Left out when the op infers them (`InferResultTypes`), whenever they are the inferred ones.
+        Elem::ResultTypes => body.num_results(op) > 0 && !super::infer_types::infers(p.ctx(), op),
         Elem::Regions => !body.regions(op).is_empty(),
         Elem::Successors => !body.successors(op).is_empty(),
         Elem::Attr(name, _) => p.ctx().op_attr(op, name).is_some(),

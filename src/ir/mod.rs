@@ -18,6 +18,7 @@ pub mod dominance;
 pub mod entity;
 pub mod float_bits;
 pub mod format;
+pub mod infer_types;
 pub mod interface_map;
 pub mod interner;
 pub mod location;

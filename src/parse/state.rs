@@ -4,6 +4,7 @@
 
 use crate::ir::asm::{AsmEnv, AsmItem, CustomParser, EntryArg, ParsedOp, ParsedRegion};
 use crate::ir::entity::EntityId;
+use crate::ir::infer_types;
 use crate::ir::interner::FxHashMap;
 use crate::ir::print::type_to_string;
 use crate::ir::registry::{dialect_of, Syntax};
@@ -609,6 +610,12 @@ impl<'s, 'c> ParseState<'s, 'c> {
     ) -> Option<OpId> {
         let counts = self.result_count(results)?;
         let defined: u32 = counts.iter().sum();
+        // Result types left out of the pretty form of an op that infers them: placeholders now, inferred below.
+        let infer = parsed.result_types.is_empty() && defined > 0 && infer_types::has_inference(self.ctx, name);
+        let mut parsed = parsed;
+        if infer {
+            parsed.result_types = vec![self.ctx.none_type(); defined as usize];
+        }
         if !results.is_empty() && defined as usize != parsed.result_types.len() {
             let msg =
                 format!("operation defines {} results but was provided {defined} to bind", parsed.result_types.len());
@@ -650,6 +657,11 @@ impl<'s, 'c> ParseState<'s, 'c> {
             regions: &regions,
             successors: &successors,
         });
+        if infer {
+            if let Err(e) = infer_types::infer_results(self.ctx, op) {
+                self.error(start, format!("cannot infer the result types of '{}': {e}; write them", self.ctx.op_name(op)));
+            }
+        }
         self.define_results(op, results, &counts);
         for (r, args) in &parsed.regions {
             self.bind_entry_args(*r, args);

@@ -5,6 +5,31 @@ use super::kind::{OpKind, PadMode, Unary};
 use super::tensor_type::TensorType;
 use crate::array::DType;
 
+/// The result type `kind` gives for `operands` alone, for the ops whose result type follows from them (`None` for
+/// those that take it from the written type: casts, broadcasts to a type, contractions, generators, sources and
+/// user blocks).
+pub fn inferred(kind: &OpKind, operands: &[&TensorType]) -> Option<Result<TensorType, String>> {
+    let from_declared = matches!(
+        kind,
+        OpKind::Cast
+            | OpKind::BroadcastTo
+            | OpKind::Contract
+            | OpKind::Zeros
+            | OpKind::Ones
+            | OpKind::Full(_)
+            | OpKind::Iota { .. }
+            | OpKind::Random { .. }
+            | OpKind::Index
+            | OpKind::Source { .. }
+            | OpKind::Block { .. }
+            | OpKind::Sink { .. }
+            | OpKind::SequencePoint
+            | OpKind::Yield
+    );
+    let unused = TensorType { dims: Vec::new(), dtype: DType::F32 };
+    (!from_declared).then(|| result_type(kind, operands, &unused))
+}
+
 /// The result type `kind` gives for `operands`; `declared` is the written result type (generators, sources and
 /// casts take their shape or element type from it, after checking it).
 pub fn result_type(kind: &OpKind, operands: &[&TensorType], declared: &TensorType) -> Result<TensorType, String> {

@@ -3,11 +3,12 @@
 //! the bound inputs, sinks write the named outputs, sequence points order both). The other teg ops are `Pure`.
 
 use super::kind::decode;
-use super::tensor_type::{as_tensor, TensorType};
-use super::{index_maps, signature};
+use super::tensor_type::{as_tensor, tensor_type, TensorType};
+use super::{index_maps, infer, signature};
 use crate::interfaces::memory_effects::{Effect, EffectKind, MemoryEffects};
 use crate::interfaces::sharding::{IndexMaps, ShardingInterface, Signature};
-use crate::ir::{Context, OpId, Registry};
+use crate::ir::infer_types::InferResultTypes;
+use crate::ir::{Context, OpId, Registry, TypeId};
 
 /// The resource teg's sources read and sinks write: the values bound outside the graph.
 pub const IO_RESOURCE: &str = "teg.io";
@@ -17,6 +18,7 @@ pub fn attach(registry: &mut Registry) {
     let names: Vec<&'static str> = registry.ops().map(|r| r.info.name).filter(|n| n.starts_with("teg.")).collect();
     for name in names {
         registry.attach_op_interface::<dyn ShardingInterface>(name, &TegSharding);
+        registry.attach_op_interface::<dyn InferResultTypes>(name, &TegInference);
     }
     registry.attach_op_interface::<dyn MemoryEffects>("teg.source", &ReadsInputs);
     registry.attach_op_interface::<dyn MemoryEffects>("teg.sink", &WritesOutputs);
@@ -41,6 +43,30 @@ impl ShardingInterface for TegSharding {
             ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
         let result = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v)));
         index_maps::of_op(&kind, &types, result)
+    }
+}
+
+/// Result types from operands and attributes, for the ops whose rule gives them (`infer::inferred`).
+struct TegInference;
+
+impl TegInference {
+    fn inferred(ctx: &Context, op: OpId) -> Option<Result<TensorType, String>> {
+        let kind = decode(ctx, op).ok()?;
+        let types: Option<Vec<&TensorType>> =
+            ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect();
+        infer::inferred(&kind, &types?)
+    }
+}
+
+impl InferResultTypes for TegInference {
+    fn infer(&self, ctx: &mut Context, op: OpId) -> Result<Vec<TypeId>, String> {
+        let t = Self::inferred(ctx, op).ok_or("its result type does not follow from its operands")??;
+        Ok(vec![tensor_type(ctx, t)])
+    }
+
+    fn matches(&self, ctx: &Context, op: OpId) -> bool {
+        let Some(Ok(t)) = Self::inferred(ctx, op) else { return false };
+        ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))) == Some(&t)
     }
 }
 

@@ -36,8 +36,8 @@ const fn value_op(
     }
 }
 
-const SAME: &str = "$operands attr-dict `:` type($results)";
-const TYPED: &str = "$operands attr-dict `:` type($operands) `->` type($results)";
+const SAME: &str = "$operands attr-dict (`:` type($results)^)?";
+const TYPED: &str = "$operands attr-dict `:` type($operands) (`->` type($results)^)?";
 const GENERATOR: &str = "attr-dict `:` type($results)";
 
 const fn same_type(name: &'static str, summary: &'static str, operands: u32) -> OpInfo {
@@ -79,7 +79,7 @@ pub const CELL: &[OpInfo] = &[
             "elementwise clamp to [min, max] (either bound may be left out)",
             Arity::Exact(1),
             &[optional("min", AttrKind::Float), optional("max", AttrKind::Float)],
-            "$operands (`min` $min^)? (`max` $max^)? attr-dict `:` type($results)",
+            "$operands (`min` $min^)? (`max` $max^)? attr-dict (`:` type($results)^)?",
         )
     },
     value_op("teg.cast", "elementwise conversion to the result's element type", Arity::Exact(1), &[], TYPED),
@@ -88,7 +88,7 @@ pub const CELL: &[OpInfo] = &[
         "elementwise comparison (eq, ne, lt, le, gt, ge) to i1",
         Arity::Exact(2),
         &[attr("predicate", AttrKind::Any)],
-        "$predicate $operands attr-dict `:` type($operands) `->` type($results)",
+        "$predicate $operands attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op("teg.where", "elementwise cond ? a : b", Arity::Exact(3), &[], TYPED),
 ];
@@ -99,7 +99,7 @@ pub const REDUCE: OpInfo = value_op(
     "reduction along named dimensions with a monoid (sum, prod, max, min; mean = sum then scale), optionally masked",
     Arity::AtLeast(1),
     &[attr("dims", AttrKind::Array), attr("monoid", AttrKind::Any), optional("default", AttrKind::Float)],
-    "$operands `along` $dims `by` $monoid (`default` $default^)? attr-dict `:` type($operands) `->` type($results)",
+    "$operands `along` $dims `by` $monoid (`default` $default^)? attr-dict `:` type($operands) (`->` type($results)^)?",
 );
 
 /// View selectors: every output cell is one known input cell.
@@ -109,70 +109,70 @@ pub const VIEWS: &[OpInfo] = &[
         "reorders the dimensions (the result's dimension names, in order)",
         Arity::Exact(1),
         &[attr("dims", AttrKind::Array)],
-        "$operands `to` $dims attr-dict `:` type($operands) `->` type($results)",
+        "$operands `to` $dims attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.reverse",
         "reverses the named dimensions",
         Arity::Exact(1),
         &[attr("dims", AttrKind::Array)],
-        "$operands `along` $dims attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dims attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.slice",
         "the coordinates start, start + step, ... below stop of one dimension",
         Arity::Exact(1),
         &[attr("dim", AttrKind::Any), attr("start", AttrKind::Int), attr("stop", AttrKind::Int), attr("step", AttrKind::Int)],
-        "$operands `along` $dim `from` $start `to` $stop `step` $step attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim `from` $start `to` $stop `step` $step attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.squeeze",
         "removes a dimension of extent 1",
         Arity::Exact(1),
         &[attr("dim", AttrKind::Any)],
-        "$operands `along` $dim attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.select",
         "one index along a dimension, the dimension dropped (NumPy's x[:, i]; a negative index counts from the end)",
         Arity::Exact(1),
         &[attr("dim", AttrKind::Any), attr("index", AttrKind::Int)],
-        "$operands `along` $dim `at` $index attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim `at` $index attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.unsqueeze",
         "inserts a dimension of extent 1 (named as in the result type)",
         Arity::Exact(1),
         &[attr("dim", AttrKind::Any), attr("index", AttrKind::Int)],
-        "$operands `as` $dim `at` $index attr-dict `:` type($operands) `->` type($results)",
+        "$operands `as` $dim `at` $index attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.broadcast",
         "stretches an extent-1 dimension to `extent`, or (without `along`) broadcasts to the result type by name",
         Arity::Exact(1),
         &[optional("dim", AttrKind::Any), optional("extent", AttrKind::Int)],
-        "$operands (`along` $dim^ `to` $extent)? attr-dict `:` type($operands) `->` type($results)",
+        "$operands (`along` $dim^ `to` $extent)? attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.concat",
         "joins tensors end to end along a dimension",
         Arity::AtLeast(1),
         &[attr("dim", AttrKind::Any)],
-        "$operands `along` $dim attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.interleave",
         "alternates the cells of k tensors along a dimension (cell i from input i mod k)",
         Arity::AtLeast(1),
         &[attr("dim", AttrKind::Any)],
-        "$operands `along` $dim attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.repeat",
         "the tensor repeated end to end along a dimension",
         Arity::Exact(1),
         &[attr("dim", AttrKind::Any), attr("times", AttrKind::Int)],
-        "$operands `along` $dim `times` $times attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim `times` $times attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
     value_op(
         "teg.pad",
@@ -185,7 +185,7 @@ pub const VIEWS: &[OpInfo] = &[
             attr("mode", AttrKind::Any),
             attr("value", AttrKind::Float),
         ],
-        "$operands `along` $dim `low` $low `high` $high $mode $value attr-dict `:` type($operands) `->` type($results)",
+        "$operands `along` $dim `low` $low `high` $high $mode $value attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
 ];
 
@@ -240,7 +240,7 @@ pub const BLOCKS: &[OpInfo] = &[
         "y[n, o, oh, ow] = Σ x[n, c, oh·s − p + kh·d, ow·s − p + kw·d] · k[o, c, kh, kw]",
         Arity::Exact(2),
         &[attr("strides", AttrKind::Array), attr("dilations", AttrKind::Array), attr("padding", AttrKind::Array)],
-        "$operands `strides` $strides `dilations` $dilations `padding` $padding attr-dict `:` type($operands) `->` type($results)",
+        "$operands `strides` $strides `dilations` $dilations `padding` $padding attr-dict `:` type($operands) (`->` type($results)^)?",
     ),
 ];
 
