@@ -45,7 +45,7 @@ fn random_op(g: &mut Gen) -> (Vec<Source>, String, Vec<(&'static str, u64)>, &'s
     let hw = vec![("h", h), ("w", w)];
     let x = ("x", hw.clone(), "f32");
     let xt = ty(&hw, "f32");
-    match g.int(0, 21) {
+    match g.int(0, 26) {
         0 => {
             let op = g.pick(&["add", "sub", "mul", "max", "min"]);
             let row = ("y", vec![("w", w)], "f32");
@@ -176,6 +176,46 @@ fn random_op(g: &mut Gen) -> (Vec<Source>, String, Vec<(&'static str, u64)>, &'s
             let line = format!("%r = teg.contract %x, %y : {xt}, {} -> {}", ty(&y, "f32"), ty(&out, "f32"));
             (vec![x, ("y", y, "f32")], line, out, "f32")
         }
+        21 => {
+            let n = g.int(1, 4) as u64;
+            let (wt, bt, out) = (vec![("w", w), ("n", n)], vec![("n", n)], vec![("h", h), ("n", n)]);
+            let line = format!(
+                "%r = teg.linear %x, %y, %b : {xt}, {}, {} -> {}",
+                ty(&wt, "f32"),
+                ty(&bt, "f32"),
+                ty(&out, "f32")
+            );
+            (vec![x, ("y", wt, "f32"), ("b", bt, "f32")], line, out, "f32")
+        }
+        22 => {
+            let n = g.int(1, 3) as u64;
+            let wt = vec![("w", w), ("n", n)];
+            let out = vec![("h", h), ("w", w), ("n", n)];
+            let line = format!("%r = teg.prod %x, %y : {xt}, {} -> {}", ty(&wt, "f32"), ty(&out, "f32"));
+            (vec![x, ("y", wt, "f32")], line, out, "f32")
+        }
+        23 => {
+            let op = g.pick(&["teg.clip %x min -1.0 max 2.0", "teg.clip %x max 0.5", "teg.gelu %x", "teg.abs %x"]);
+            (vec![x], format!("%r = {op} : {xt}"), hw, "f32")
+        }
+        24 => {
+            let op = g.pick(&["teg.iota along \"w\"", "teg.random seed 3", "teg.full 2.5", "teg.zeros"]);
+            let dtype = if op.contains("iota") { "i32" } else { "f32" };
+            (vec![], format!("%r = {op} : {}", ty(&hw, dtype)), hw, dtype)
+        }
+        25 => {
+            // A user block: row sums, one index point per cell, the columns a sum reduction.
+            let out = vec![("h", h)];
+            let line = format!(
+                "%r = teg.block @rowsum %x over [\"b\", \"i\"] [{h}, {w}] maps [affine_map<(b, i) -> (b, i)>, affine_map<(b, i) -> (b)>] boxes [[1, 1], [1]] reduce [\"i\"] by \"sum\" : {xt} -> {} {{\n  ^bb0(%v: {}):\n    %q = teg.squeeze %v along \"w\" : {} -> {}\n    teg.yield %q : {}\n  }}",
+                ty(&out, "f32"),
+                ty(&[("h", 1), ("w", 1)], "f32"),
+                ty(&[("h", 1), ("w", 1)], "f32"),
+                ty(&[("h", 1)], "f32"),
+                ty(&[("h", 1)], "f32")
+            );
+            (vec![x], line, out, "f32")
+        }
         _ => {
             let (hh, ww) = (g.int(3, 7) as u64, g.int(3, 7) as u64);
             let img = vec![("n", 1), ("c", 2), ("h", hh), ("w", ww)];
@@ -242,8 +282,10 @@ fn check(seed: u64) {
     let module = tapestry::parse_and_verify(&mut ctx, "t.tap", &text).unwrap_or_else(|e| panic!("{text}\n{e:?}"));
     let graph = tapestry::dialects::teg::find_graph(&ctx, module, "g").unwrap();
     let block = ctx.body.region(ctx.body.regions(graph)[0]).blocks[0];
+    // The op is the one whose result the sink reads.
     let sink = ctx.body.block_ops(block).find(|&op| ctx.op_name(op) == "teg.sink").unwrap();
-    let op = ctx.body.prev_op(sink).unwrap();
+    let read = ctx.body.operand(sink, 0);
+    let op = ctx.body.block_ops(block).find(|&op| ctx.body.results(op).any(|v| v == read)).unwrap();
     let maps = index_maps_of(&ctx, op).unwrap_or_else(|| panic!("{text}\nno index maps"));
     // A random non-empty box of the result.
     let shape: Vec<u64> = out_dims.iter().map(|d| d.1).collect();

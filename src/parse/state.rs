@@ -659,7 +659,10 @@ impl<'s, 'c> ParseState<'s, 'c> {
         });
         if infer {
             if let Err(e) = infer_types::infer_results(self.ctx, op) {
-                self.error(start, format!("cannot infer the result types of '{}': {e}; write them", self.ctx.op_name(op)));
+                self.error(
+                    start,
+                    format!("cannot infer the result types of '{}': {e}; write them", self.ctx.op_name(op)),
+                );
             }
         }
         self.define_results(op, results, &counts);
