@@ -58,7 +58,8 @@ pub fn zip<T: Copy + Send + Sync + Zeroable>(
     f: impl Fn(T, T) -> T + Sync,
 ) -> Result<Vec<T>, EvalError> {
     let total = shape.iter().product::<u64>() as usize;
-    if is_dense(shape, sa) && is_dense(shape, sb) {
+    // Both read in plain order, cell for cell (an extent-1 dimension may stretch to 0: then the counts differ).
+    if a.len() == total && b.len() == total && is_dense(shape, sa) && is_dense(shape, sb) {
         return dense(a, b, &f);
     }
     let inner = shape.last().map_or(1, |&n| n as usize);
@@ -89,6 +90,37 @@ pub fn zip<T: Copy + Send + Sync + Zeroable>(
         });
     });
     Ok(out)
+}
+
+/// [`zip`] into `a` itself (dense, of the result's `shape`): `a[i] = f(a[i], b at i)`, for an operand whose
+/// value dies with the op, so that no result buffer is allocated.
+pub fn zip_into<T: Copy + Send + Sync>(
+    shape: &[u64],
+    a: &mut [T],
+    (b, sb): (&[T], &[usize]),
+    f: impl Fn(T, T) -> T + Sync,
+) {
+    let inner = shape.last().map_or(1, |&n| n as usize);
+    if a.is_empty() || inner == 0 {
+        return;
+    }
+    let rows_per_task = (CHUNK / inner).max(1);
+    let outer = &shape[..shape.len().saturating_sub(1)];
+    let ib = sb.last().copied().unwrap_or(0);
+    a.par_chunks_mut(rows_per_task * inner).enumerate().for_each(|(task, chunk)| {
+        let mut rows = Rows::at(outer, task * rows_per_task, [sb]);
+        vectorized(|| {
+            for row in chunk.chunks_mut(inner) {
+                let [ob] = rows.offsets;
+                match ib {
+                    1 => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(x, &y)| *x = f(*x, y)),
+                    0 => row.iter_mut().for_each(|x| *x = f(*x, b[ob])),
+                    _ => row.iter_mut().enumerate().for_each(|(i, x)| *x = f(*x, b[ob + i * ib])),
+                }
+                rows.next();
+            }
+        })
+    });
 }
 
 /// `f` cell by cell over operands of one shape, on all threads when there is more than one chunk. The output

@@ -66,19 +66,45 @@ macro_rules! real {
 real!(f32, libm::erff);
 real!(f64, libm::erf);
 
-fn real_unary<T: Real + Send + Sync + Zeroable>(op: Unary, v: &[T]) -> Result<Vec<T>, EvalError> {
-    match op {
-        Unary::Abs => map_with(v, |x| x.abs()),
-        Unary::Neg => map_with(v, |x| -x),
-        Unary::Exp => map_with(v, |x| x.exp()),
-        Unary::Log => map_with(v, |x| x.ln()),
-        Unary::Sqrt => map_with(v, |x| x.sqrt()),
-        Unary::Tanh => map_with(v, |x| x.tanh()),
-        // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum).
-        Unary::Relu => map_with(v, |x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }),
-        Unary::Gelu => map_with(v, |x| x.gelu()),
-        Unary::GeluTanh => map_with(v, |x| x.gelu_tanh()),
+/// Where a cell op writes: a fresh buffer (its first operand's cells read from `Fresh`), or over its first
+/// operand's cells when that value dies with the op (`Over`: no buffer allocated).
+pub enum Out<'a, T> {
+    /// Read these, write a new buffer.
+    Fresh(&'a [T]),
+    /// Read and overwrite these.
+    Over(&'a mut [T]),
+}
+
+fn real_unary<T: Real + Send + Sync + Zeroable>(op: Unary, x: Out<T>) -> Result<Option<Vec<T>>, EvalError> {
+    // A macro, not a closure taking `fn`, so that each op's function inlines into its own vectorized loop.
+    macro_rules! each {
+        ($f:expr) => {
+            match x {
+                Out::Fresh(v) => map_with(v, $f).map(Some),
+                Out::Over(v) => {
+                    map_in_place(v, $f);
+                    Ok(None)
+                }
+            }
+        };
     }
+    match op {
+        Unary::Abs => each!(|x| x.abs()),
+        Unary::Neg => each!(|x| -x),
+        Unary::Exp => each!(|x| x.exp()),
+        Unary::Log => each!(|x| x.ln()),
+        Unary::Sqrt => each!(|x| x.sqrt()),
+        Unary::Tanh => each!(|x| x.tanh()),
+        // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum).
+        Unary::Relu => each!(|x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }),
+        Unary::Gelu => each!(|x| x.gelu()),
+        Unary::GeluTanh => each!(|x| x.gelu_tanh()),
+    }
+}
+
+/// The fresh result of a kernel run with [`Out::Fresh`].
+fn fresh<T>(r: Result<Option<Vec<T>>, EvalError>) -> Result<Vec<T>, EvalError> {
+    r.map(|v| v.expect("a fresh buffer"))
 }
 
 fn int_unary(op: Unary, x: i64) -> i64 {
@@ -125,15 +151,34 @@ macro_rules! ints {
 #[allow(clippy::useless_conversion)] // `i64::from` is the identity in the macro's `i64` arm.
 pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
     let data = match x.data() {
-        Data::F32(v) => Data::F32(real_unary(op, v)?),
-        Data::F64(v) => Data::F64(real_unary(op, v)?),
-        Data::BF16(v) => Data::BF16(via_f32(v, bf16::to_f32, bf16::from_f32, |w| real_unary(op, w))?),
-        Data::F16(v) => Data::F16(via_f32(v, f16::to_f32, f16::from_f32, |w| real_unary(op, w))?),
+        Data::F32(v) => Data::F32(fresh(real_unary(op, Out::Fresh(v)))?),
+        Data::F64(v) => Data::F64(fresh(real_unary(op, Out::Fresh(v)))?),
+        Data::BF16(v) => {
+            Data::BF16(via_f32(v, bf16::to_f32, bf16::from_f32, |w| fresh(real_unary(op, Out::Fresh(w))))?)
+        }
+        Data::F16(v) => Data::F16(via_f32(v, f16::to_f32, f16::from_f32, |w| fresh(real_unary(op, Out::Fresh(w))))?),
         other => {
             ints!(other, v, T => v.iter().map(|&a| int_unary(op, i64::from(a)) as T).collect(), return fail("no elementwise math on i1"))
         }
     };
     Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
+}
+
+/// [`unary`] over `x`'s own cells, a value that dies with the op.
+pub fn unary_in_place(op: Unary, x: &mut Array) -> Result<(), EvalError> {
+    match x.data_mut() {
+        Data::F32(v) => real_unary(op, Out::Over(v)).map(drop),
+        Data::F64(v) => real_unary(op, Out::Over(v)).map(drop),
+        _ => {
+            *x = unary(op, x)?;
+            Ok(())
+        }
+    }
+}
+
+/// `f` of each cell in place, on all threads when there is more than one chunk.
+fn map_in_place<T: Copy + Send + Sync>(a: &mut [T], f: impl Fn(T) -> T + Sync) {
+    a.par_chunks_mut(CHUNK).for_each(|o| super::simd::vectorized(|| o.iter_mut().for_each(|x| *x = f(*x))));
 }
 
 /// `f` of each cell, on all threads when there is more than one chunk (see [`broadcast::zip`]).
@@ -155,14 +200,20 @@ pub struct Broadcast<'a> {
 
 fn real_binary<T: Real + Send + Sync + Zeroable>(
     op: Binary,
-    a: &[T],
+    a: Out<T>,
     b: &[T],
     at: &Broadcast,
-) -> Result<Vec<T>, EvalError> {
+) -> Result<Option<Vec<T>>, EvalError> {
     // A macro, not a closure taking `fn`, so that each op's function inlines into its own vectorized loop.
     macro_rules! zip_with {
         ($a:expr, $b:expr, $f:expr) => {
-            broadcast::zip(at.shape, ($a, &at.strides[0]), ($b, &at.strides[1]), $f)
+            match $a {
+                Out::Fresh(a) => broadcast::zip(at.shape, (a, &at.strides[0]), ($b, &at.strides[1]), $f).map(Some),
+                Out::Over(a) => {
+                    broadcast::zip_into(at.shape, a, ($b, &at.strides[1]), $f);
+                    Ok(None)
+                }
+            }
         };
     }
     match op {
@@ -207,15 +258,15 @@ fn int_binary(op: Binary, x: i64, y: i64) -> Result<i64, EvalError> {
 /// An elementwise function of two operands of one element type, broadcast as `at` says.
 pub fn binary(op: Binary, a: &Array, b: &Array, at: &Broadcast) -> Result<Array, EvalError> {
     let data = match (a.data(), b.data()) {
-        (Data::F32(x), Data::F32(y)) => Data::F32(real_binary(op, x, y, at)?),
-        (Data::F64(x), Data::F64(y)) => Data::F64(real_binary(op, x, y, at)?),
+        (Data::F32(x), Data::F32(y)) => Data::F32(fresh(real_binary(op, Out::Fresh(x), y, at))?),
+        (Data::F64(x), Data::F64(y)) => Data::F64(fresh(real_binary(op, Out::Fresh(x), y, at))?),
         (Data::BF16(x), Data::BF16(y)) => {
             let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
-            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| real_binary(op, w, &wide, at))?)
+            Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| fresh(real_binary(op, Out::Fresh(w), &wide, at)))?)
         }
         (Data::F16(x), Data::F16(y)) => {
             let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
-            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| real_binary(op, w, &wide, at))?)
+            Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| fresh(real_binary(op, Out::Fresh(w), &wide, at)))?)
         }
         (x, y) if x.dtype() == y.dtype() && x.dtype().is_int() => {
             let mut values = Vec::with_capacity(at.len());
@@ -234,6 +285,18 @@ pub fn binary(op: Binary, a: &Array, b: &Array, at: &Broadcast) -> Result<Array,
         _ => return fail(format!("no elementwise {op:?} on {} and {}", a.dtype(), b.dtype())),
     };
     Ok(Array::new(at.shape.to_vec(), data).expect("the result's shape"))
+}
+
+/// [`binary`] over `a`'s own cells (a value of the result's shape that dies with the op).
+pub fn binary_in_place(op: Binary, a: &mut Array, b: &Array, at: &Broadcast) -> Result<(), EvalError> {
+    match (a.data_mut(), b.data()) {
+        (Data::F32(x), Data::F32(y)) => real_binary(op, Out::Over(x), y, at).map(drop),
+        (Data::F64(x), Data::F64(y)) => real_binary(op, Out::Over(x), y, at).map(drop),
+        _ => {
+            *a = binary(op, a, b, at)?;
+            Ok(())
+        }
+    }
 }
 
 impl Broadcast<'_> {

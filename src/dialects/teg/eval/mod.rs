@@ -21,7 +21,7 @@ mod user_block;
 mod views;
 
 use super::kind::{decode, OpKind};
-use super::tensor_type::as_tensor;
+use super::tensor_type::{as_tensor, TensorType};
 use crate::array::{Array, DType};
 use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{Context, OpId, ValueId};
@@ -147,6 +147,48 @@ impl<'a> State<'a> {
         Ok(())
     }
 
+    /// A unary or binary cell op computed over its first operand's cells, when that value is owned, has the
+    /// result's shape and element type, and dies with the op (read by it once, last): the chain of cell ops of an
+    /// expression then allocates one buffer, not one per op. `None` when the op computes into a fresh buffer.
+    fn in_place(
+        &mut self,
+        ctx: &Context,
+        op: OpId,
+        kind: &OpKind,
+        ty: &TensorType,
+    ) -> Result<Option<Array>, EvalError> {
+        if !matches!(kind, OpKind::Unary(_) | OpKind::Binary(_)) {
+            return Ok(None);
+        }
+        let first = ctx.body.operand(op, 0);
+        let dies = self.last_use.get(&first) == Some(&op) && ctx.body.operands(op).filter(|&v| v == first).count() == 1;
+        let fits = |a: &Array| a.shape() == ty.shape() && a.dtype() == ty.dtype;
+        if !dies || !matches!(self.env.get(&first), Some(Cow::Owned(a)) if fits(a)) {
+            return Ok(None);
+        }
+        let Some(Cow::Owned(mut value)) = self.env.remove(&first) else { return Ok(None) };
+        match kind {
+            OpKind::Unary(u) => cell::unary_in_place(*u, &mut value)?,
+            OpKind::Binary(b) => {
+                let other = ctx.body.operand(op, 1);
+                let names = |v: ValueId| -> Vec<String> {
+                    as_tensor(ctx, ctx.body.value_type(v))
+                        .map_or_else(Vec::new, |t| t.names().iter().map(|s| s.to_string()).collect())
+                };
+                let out_names: Vec<String> = ty.names().iter().map(|s| s.to_string()).collect();
+                let b_array = &*self.env[&other];
+                let strides = vec![
+                    crate::array::strides(value.shape()),
+                    broadcast::strides_in(&out_names, &names(other), b_array.shape()),
+                ];
+                let shape = ty.shape();
+                cell::binary_in_place(*b, &mut value, b_array, &cell::Broadcast { shape: &shape, strides })?;
+            }
+            _ => return Ok(None),
+        }
+        Ok(Some(value))
+    }
+
     /// Drops the values `op` read last, and its results nothing reads.
     fn free_after(&mut self, ctx: &Context, op: OpId) {
         let dead = ctx.body.operands(op).filter(|v| self.last_use.get(v) == Some(&op));
@@ -187,6 +229,10 @@ impl<'a> State<'a> {
                 "the result has {} elements, more than the evaluator's limit of {MAX_ELEMENTS}",
                 ty.size()
             ));
+        }
+        if let Some(value) = self.in_place(ctx, op, &kind, ty)? {
+            self.env.insert(result, Cow::Owned(value));
+            return Ok(());
         }
         let value = match &kind {
             OpKind::Source { name } => Cow::Borrowed(bind(name, inputs, &ty.shape(), ty.dtype)?),
