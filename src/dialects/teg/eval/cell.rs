@@ -95,8 +95,10 @@ fn real_unary<T: Real + Send + Sync + Zeroable>(op: Unary, x: Out<T>) -> Result<
         Unary::Log => each!(|x| x.ln()),
         Unary::Sqrt => each!(|x| x.sqrt()),
         Unary::Tanh => each!(|x| x.tanh()),
-        // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum).
-        Unary::Relu => each!(|x| if x.is_nan() || x > T::ZERO { x } else { T::ZERO }),
+        // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum): `!(x <= 0)` holds for NaN, and one comparison
+        // with no short circuit vectorizes.
+        #[allow(clippy::neg_cmp_op_on_partial_ord)]
+        Unary::Relu => each!(|x| if !(x <= T::ZERO) { x } else { T::ZERO }),
         Unary::Gelu => each!(|x| x.gelu()),
         Unary::GeluTanh => each!(|x| x.gelu_tanh()),
     }
@@ -221,23 +223,22 @@ fn real_binary<T: Real + Send + Sync + Zeroable>(
         Binary::Sub => zip_with!(a, b, |x, y| x - y),
         Binary::Mul => zip_with!(a, b, |x, y| x * y),
         Binary::Div => zip_with!(a, b, |x, y| x / y),
-        // NaN wins (`x + y` is NaN when either is), as NumPy's maximum and minimum.
+        // NaN wins (`x + y` is NaN when either is), as NumPy's maximum and minimum; selects without short
+        // circuits, so that the loop vectorizes.
         Binary::Max => zip_with!(a, b, |x, y| {
-            if x.is_nan() || y.is_nan() {
+            let m = if x >= y { x } else { y };
+            if x.is_nan() | y.is_nan() {
                 x + y
-            } else if x >= y {
-                x
             } else {
-                y
+                m
             }
         }),
         Binary::Min => zip_with!(a, b, |x, y| {
-            if x.is_nan() || y.is_nan() {
+            let m = if x <= y { x } else { y };
+            if x.is_nan() | y.is_nan() {
                 x + y
-            } else if x <= y {
-                x
             } else {
-                y
+                m
             }
         }),
     }
