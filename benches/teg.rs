@@ -22,12 +22,15 @@ fn graph(ctx: &mut Context, text: &str) -> OpId {
     ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().expect("a graph")
 }
 
-/// Median seconds of `runs` evaluations of `text` on `inputs`, each with freeing its result, as NumPy's side
-/// (`scripts/numpy-bench.py`) times them: inputs made once, then call and free.
-fn time_eval(text: &str, inputs: &IndexMap<String, Array>, runs: usize) -> f64 {
+/// Median seconds of evaluations of `text` on `inputs`, each with freeing its result, as NumPy's side
+/// (`scripts/numpy-bench.py`) times them: inputs made once, then call and free; 11 runs, or 101 for a case under
+/// a millisecond (its median moves with the machine's noise).
+fn time_eval(text: &str, inputs: &IndexMap<String, Array>) -> f64 {
     let mut ctx = Context::new(tapestry::dialects::all());
     let g = graph(&mut ctx, text);
+    let start = Instant::now();
     evaluate(&ctx, g, inputs).expect("runs");
+    let runs = if start.elapsed().as_secs_f64() < 1e-3 { 101 } else { 11 };
     let mut times: Vec<f64> = (0..runs)
         .map(|_| {
             let start = Instant::now();
@@ -164,7 +167,7 @@ fn main() {
     let theirs = numpy();
     println!("{:<42} {:>10} {:>10} {:>7} {:>7}", "case", "tapestry", "numpy", "ratio", "target");
     for case in cases() {
-        let ours = time_eval(&case.text, &case.inputs, 11);
+        let ours = time_eval(&case.text, &case.inputs);
         let numpy = theirs.as_ref().and_then(|t| t.get(case.name).copied());
         let ms = |t: f64| format!("{:.3} ms", t * 1e3);
         let ratio = numpy.map_or("n/a".to_string(), |t| format!("{:.2}x", ours / t));
