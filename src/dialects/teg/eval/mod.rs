@@ -15,6 +15,7 @@ mod broadcast;
 mod cell;
 mod contract;
 mod generate;
+mod plan;
 mod reduce;
 mod simd;
 mod user_block;
@@ -26,6 +27,7 @@ use crate::array::{Array, DType};
 use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{Context, OpId, ValueId};
 use indexmap::IndexMap;
+use plan::{Plan, Step};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
@@ -96,8 +98,9 @@ pub fn evaluate_timed(
     time: &mut dyn FnMut(OpId, Duration),
 ) -> Result<Values, EvalError> {
     check_graph(ctx, graph)?;
+    let plan = plan::plan(ctx, graph_ops(ctx, graph))?;
     let mut state = State::default();
-    state.run(ctx, graph_ops(ctx, graph), inputs, time)?;
+    state.run(&plan, inputs, time)?;
     Ok(state.sinks)
 }
 
@@ -115,34 +118,34 @@ fn check_graph(ctx: &Context, graph: OpId) -> Result<(), EvalError> {
 }
 
 /// Values computed so far (the inputs borrowed, the rest owned), sinks met, and what a block body yielded. A
-/// value is dropped right after the last op that reads it, so a chain of ops holds about two values at a time.
+/// value is dropped right after the last step that reads it, so a chain of ops holds about two values at a time.
 #[derive(Default)]
 struct State<'a> {
     env: HashMap<ValueId, Cow<'a, Array>>,
-    /// The op that reads each value last, in the order the ops run.
-    last_use: HashMap<ValueId, OpId>,
     sinks: IndexMap<String, Array>,
     yielded: Option<Array>,
 }
 
 impl<'a> State<'a> {
-    /// Evaluates `ops` in order.
+    /// Runs the plan's steps in order.
     fn run(
         &mut self,
-        ctx: &Context,
-        ops: impl Iterator<Item = OpId>,
+        plan: &Plan,
         inputs: &'a IndexMap<String, Array>,
         time: &mut dyn FnMut(OpId, Duration),
     ) -> Result<(), EvalError> {
-        let ops: Vec<OpId> = ops.collect();
-        for &op in &ops {
-            self.last_use.extend(ctx.body.operands(op).map(|v| (v, op)));
-        }
-        for op in ops {
+        for (i, step) in plan.steps.iter().enumerate() {
             let start = Instant::now();
-            self.step(ctx, op, inputs).map_err(|e| EvalError { op: e.op.or(Some(op)), ..e })?;
-            self.free_after(ctx, op);
-            time(op, start.elapsed());
+            let dies = |v: &ValueId| plan.last_use.get(v) == Some(&i);
+            self.step(step, &dies, inputs).map_err(|e| EvalError { op: e.op.or(Some(step.op)), ..e })?;
+            // Drop the values this step read last, and a result nothing reads.
+            for v in step.operands.iter().filter(|v| dies(v)) {
+                self.env.remove(v);
+            }
+            if let Some((r, _)) = step.result.as_ref().filter(|(r, _)| !plan.last_use.contains_key(r)) {
+                self.env.remove(r);
+            }
+            time(step.op, start.elapsed());
         }
         Ok(())
     }
@@ -152,65 +155,48 @@ impl<'a> State<'a> {
     /// expression then allocates one buffer, not one per op. `None` when the op computes into a fresh buffer.
     fn in_place(
         &mut self,
-        ctx: &Context,
-        op: OpId,
-        kind: &OpKind,
+        step: &Step,
+        dies: &dyn Fn(&ValueId) -> bool,
         ty: &TensorType,
     ) -> Result<Option<Array>, EvalError> {
-        if !matches!(kind, OpKind::Unary(_) | OpKind::Binary(_)) {
+        if !matches!(step.kind, OpKind::Unary(_) | OpKind::Binary(_)) {
             return Ok(None);
         }
-        let first = ctx.body.operand(op, 0);
-        let dies = self.last_use.get(&first) == Some(&op) && ctx.body.operands(op).filter(|&v| v == first).count() == 1;
+        let first = step.operands[0];
+        let once = step.operands.iter().filter(|&&v| v == first).count() == 1;
         let fits = |a: &Array| a.shape() == ty.shape() && a.dtype() == ty.dtype;
-        if !dies || !matches!(self.env.get(&first), Some(Cow::Owned(a)) if fits(a)) {
+        if !dies(&first) || !once || !matches!(self.env.get(&first), Some(Cow::Owned(a)) if fits(a)) {
             return Ok(None);
         }
         let Some(Cow::Owned(mut value)) = self.env.remove(&first) else { return Ok(None) };
-        match kind {
-            OpKind::Unary(u) => cell::unary_in_place(*u, &mut value)?,
+        match step.kind {
+            OpKind::Unary(u) => cell::unary_in_place(u, &mut value)?,
             OpKind::Binary(b) => {
-                let other = ctx.body.operand(op, 1);
-                let names = |v: ValueId| -> Vec<String> {
-                    as_tensor(ctx, ctx.body.value_type(v))
-                        .map_or_else(Vec::new, |t| t.names().iter().map(|s| s.to_string()).collect())
-                };
-                let out_names: Vec<String> = ty.names().iter().map(|s| s.to_string()).collect();
-                let b_array = &*self.env[&other];
+                let other = &*self.env[&step.operands[1]];
                 let strides = vec![
                     crate::array::strides(value.shape()),
-                    broadcast::strides_in(&out_names, &names(other), b_array.shape()),
+                    broadcast::strides_in(&step.result_names, &step.names[1], other.shape()),
                 ];
                 let shape = ty.shape();
-                cell::binary_in_place(*b, &mut value, b_array, &cell::Broadcast { shape: &shape, strides })?;
+                cell::binary_in_place(b, &mut value, other, &cell::Broadcast { shape: &shape, strides })?;
             }
             _ => return Ok(None),
         }
         Ok(Some(value))
     }
 
-    /// Drops the values `op` read last, and its results nothing reads.
-    fn free_after(&mut self, ctx: &Context, op: OpId) {
-        let dead = ctx.body.operands(op).filter(|v| self.last_use.get(v) == Some(&op));
-        let unused = ctx.body.results(op).filter(|v| !self.last_use.contains_key(v));
-        let gone: Vec<ValueId> = dead.chain(unused).collect();
-        for v in gone {
-            self.env.remove(&v);
-        }
-    }
-
-    fn step(&mut self, ctx: &Context, op: OpId, inputs: &'a IndexMap<String, Array>) -> Result<(), EvalError> {
-        let kind = decode(ctx, op).map_err(|message| EvalError { op: Some(op), message })?;
-        let operand = |i: usize| ctx.body.operands(op).nth(i).and_then(|v| self.env.get(&v)).map(|a| (**a).clone());
-        match &kind {
+    fn step(
+        &mut self,
+        step: &Step,
+        dies: &dyn Fn(&ValueId) -> bool,
+        inputs: &'a IndexMap<String, Array>,
+    ) -> Result<(), EvalError> {
+        let operand = |i: usize| step.operands.get(i).and_then(|v| self.env.get(v)).map(|a| (**a).clone());
+        match &step.kind {
             OpKind::Sink { name } => {
                 // A value the sink reads last moves out instead of being copied.
-                let value = ctx.body.operand(op, 0);
-                let v = if self.last_use.get(&value) == Some(&op) {
-                    self.env.remove(&value).map(Cow::into_owned)
-                } else {
-                    operand(0)
-                };
+                let value = step.operands[0];
+                let v = if dies(&value) { self.env.remove(&value).map(Cow::into_owned) } else { operand(0) };
                 let v = v.ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
                 self.sinks.insert(name.clone(), v);
                 return Ok(());
@@ -222,52 +208,45 @@ impl<'a> State<'a> {
             OpKind::SequencePoint => return Ok(()),
             _ => {}
         }
-        let result = ctx.body.result(op, 0);
-        let Some(ty) = as_tensor(ctx, ctx.body.value_type(result)) else { return fail("the result is not a tensor") };
+        let Some((result, ty)) = &step.result else { return fail("the result is not a tensor") };
         if ty.size() > MAX_ELEMENTS {
             return fail(format!(
                 "the result has {} elements, more than the evaluator's limit of {MAX_ELEMENTS}",
                 ty.size()
             ));
         }
-        if let Some(value) = self.in_place(ctx, op, &kind, ty)? {
-            self.env.insert(result, Cow::Owned(value));
+        if let Some(value) = self.in_place(step, dies, ty)? {
+            self.env.insert(*result, Cow::Owned(value));
             return Ok(());
         }
-        let value = match &kind {
+        let args: Vec<&Array> = step.operands.iter().map(|v| &*self.env[v]).collect();
+        let value = match &step.kind {
             OpKind::Source { name } => Cow::Borrowed(bind(name, inputs, &ty.shape(), ty.dtype)?),
             OpKind::Block { .. } => {
-                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &*self.env[&v]).collect();
-                Cow::Owned(user_block::apply(ctx, op, &args, &ty.shape(), ty.dtype)?)
+                let block = step
+                    .block
+                    .as_deref()
+                    .ok_or_else(|| EvalError { op: None, message: "an unprepared block".into() })?;
+                Cow::Owned(user_block::apply(block, &args, &ty.shape(), ty.dtype)?)
             }
-            _ => {
-                let args: Vec<&Array> = ctx.body.operands(op).map(|v| &*self.env[&v]).collect();
-                let names: Vec<Vec<String>> = ctx
-                    .body
-                    .operands(op)
-                    .map(|v| {
-                        let t = as_tensor(ctx, ctx.body.value_type(v));
-                        t.map(|t| t.names().iter().map(|s| s.to_string()).collect()).unwrap_or_default()
-                    })
-                    .collect();
-                let operands = Operands { arrays: &args, names: &names };
-                let result_names: Vec<String> = ty.names().iter().map(|s| s.to_string()).collect();
-                Cow::Owned(apply(&kind, &operands, &ty.shape(), &result_names, ty.dtype)?)
+            kind => {
+                let operands = Operands { arrays: &args, names: &step.names };
+                Cow::Owned(apply(kind, &operands, &ty.shape(), &step.result_names, ty.dtype)?)
             }
         };
-        self.env.insert(result, value);
+        self.env.insert(*result, value);
         Ok(())
     }
 }
 
-/// Evaluates the body of a block operator on one index point's input boxes; returns the yielded output box.
-fn run_body(ctx: &Context, block: crate::ir::BlockId, tiles: Vec<Array>) -> Result<Array, EvalError> {
+/// Runs a block operator's body (its plan) on one index point's input boxes; returns the yielded output box.
+fn run_body(args: &[ValueId], body: &Plan, tiles: Vec<Array>) -> Result<Array, EvalError> {
     let no_inputs = IndexMap::new();
     let mut state = State::default();
-    for (&arg, tile) in ctx.body.block(block).args.iter().zip(tiles) {
+    for (&arg, tile) in args.iter().zip(tiles) {
         state.env.insert(arg, Cow::Owned(tile));
     }
-    state.run(ctx, ctx.body.block_ops(block), &no_inputs, &mut |_, _| {})?;
+    state.run(body, &no_inputs, &mut |_, _| {})?;
     state.yielded.ok_or_else(|| EvalError { op: None, message: "the body yielded nothing".into() })
 }
 

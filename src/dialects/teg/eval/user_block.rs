@@ -1,7 +1,8 @@
-//! User-declared block operators: the body runs once per index point, on the boxes its IPFs select from the
+//! User-declared block operators: the body, decoded once into a plan, runs once per index point, on the boxes its IPFs select from the
 //! inputs; each output box is written (or, along reduced index dimensions, combined with the monoid, in `f64`
 //! for floats and wrapping `i64` for integers) into the output.
 
+use super::plan::BlockPlan;
 use super::{run_body, EvalError};
 use crate::array::{strides, Array, DType, Data};
 use crate::dialects::teg::block_op::declared_signature;
@@ -17,8 +18,8 @@ pub const MAX_POINTS: u128 = 1 << 24;
 /// a bound on the evaluator's time, which is about a nanosecond per cell.
 pub const MAX_CELLS: u128 = 1 << 32;
 
-/// Evaluates the `teg.block` op `op` whose result has `shape` and `dtype`.
-pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
+/// Prepares the `teg.block` op `op`: its signature and body plan, after checking the evaluator's limits.
+pub fn prepare(ctx: &Context, op: OpId) -> Result<BlockPlan, EvalError> {
     let err = |message: String| EvalError { op: Some(op), message };
     let sig = declared_signature(ctx, op).map_err(err)?;
     let points = sig.index_range().size();
@@ -27,14 +28,22 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
             "the index space has {points} points; the evaluator runs a body at most {MAX_POINTS} times"
         )));
     }
-    let region = ctx.body.regions(op)[0];
-    let body = ctx.body.region(region).blocks[0];
     let cells = work(ctx, op);
     if cells > MAX_CELLS {
         return Err(err(format!(
             "the body touches {cells} cells over its {points} index points, more than the evaluator's limit of {MAX_CELLS}"
         )));
     }
+    let body = ctx.body.region(ctx.body.regions(op)[0]).blocks[0];
+    let args = ctx.body.block(body).args.clone();
+    Ok(BlockPlan { sig, args, body: super::plan::plan(ctx, ctx.body.block_ops(body))? })
+}
+
+/// Evaluates a prepared user block whose result has `shape` and `dtype`: its body's plan runs once per index
+/// point.
+pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
+    let err = |message: String| EvalError { op: None, message };
+    let sig = &block.sig;
     let monoid = sig.reductions.first().map(|r| r.1);
     let total = shape.iter().product::<u64>() as usize;
     // Without a reduction every cell is written once, so the start value is never read.
@@ -47,7 +56,7 @@ pub fn apply(ctx: &Context, op: OpId, args: &[&Array], shape: &[u64], dtype: DTy
         for ((_, f), a) in sig.inputs.iter().zip(args) {
             tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
         }
-        let tile = run_body(ctx, body, tiles)?;
+        let tile = run_body(&block.args, &block.body, tiles)?;
         let target = sig.outputs[0].1.apply(&p).map_err(ipf_err)?;
         for (j, cell) in target.points().enumerate() {
             let at: usize = cell.iter().zip(&out_strides).map(|(&c, &s)| c as usize * s).sum();
