@@ -106,7 +106,8 @@ fn prod(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Data {
     let (x, y) = (a.gather(&picks_a), b.gather(&picks_b));
     let shape = vec![(m * k * n) as u64];
     let (x, y) = (Array::new(shape.clone(), x).expect("count"), Array::new(shape, y).expect("count"));
-    let at = super::cell::Broadcast { shape: x.shape(), strides: vec![vec![1]; 2] };
+    let dense = super::broadcast::Read::dense(x.shape());
+    let at = super::cell::Broadcast { shape: x.shape(), reads: vec![dense.clone(), dense] };
     super::cell::binary(crate::dialects::teg::kind::Binary::Mul, &x, &y, &at).expect("same types").data().clone()
 }
 

@@ -1,6 +1,6 @@
 //! Cell (elementwise) operators: each output cell from the cells at the same coordinate of the operands.
 
-use super::broadcast::{self, CHUNK};
+use super::broadcast::{self, Read, CHUNK};
 use super::{fail, EvalError};
 use crate::array::alloc::Zeroable;
 use crate::array::{round, Array, DType, Data};
@@ -192,12 +192,13 @@ fn map_with<T: Copy + Send + Sync + Zeroable>(a: &[T], f: impl Fn(T) -> T + Sync
     Ok(out)
 }
 
-/// The result shape and each operand with the strides it is read through (see [`broadcast::strides_in`]).
+/// The result shape and how each operand is read at its coordinates (a broadcast or a strided view: see
+/// [`broadcast::Read`]).
 pub struct Broadcast<'a> {
     /// The result's extents.
     pub shape: &'a [u64],
-    /// Per operand, its strides at the result's coordinates.
-    pub strides: Vec<Vec<usize>>,
+    /// Per operand, how it is read at the result's coordinates.
+    pub reads: Vec<Read>,
 }
 
 fn real_binary<T: Real + Send + Sync + Zeroable>(
@@ -210,9 +211,9 @@ fn real_binary<T: Real + Send + Sync + Zeroable>(
     macro_rules! zip_with {
         ($a:expr, $b:expr, $f:expr) => {
             match $a {
-                Out::Fresh(a) => broadcast::zip(at.shape, (a, &at.strides[0]), ($b, &at.strides[1]), $f).map(Some),
+                Out::Fresh(a) => broadcast::zip(at.shape, (a, &at.reads[0]), ($b, &at.reads[1]), $f).map(Some),
                 Out::Over(a) => {
-                    broadcast::zip_into(at.shape, a, ($b, &at.strides[1]), $f);
+                    broadcast::zip_into(at.shape, a, ($b, &at.reads[1]), $f);
                     Ok(None)
                 }
             }
@@ -306,9 +307,9 @@ impl Broadcast<'_> {
         self.shape.iter().product::<u64>() as usize
     }
 
-    /// The strides of the first `N` operands.
-    fn operands<const N: usize>(&self) -> [&[usize]; N] {
-        std::array::from_fn(|i| self.strides[i].as_slice())
+    /// How the first `N` operands are read.
+    fn operands<const N: usize>(&self) -> [&Read; N] {
+        std::array::from_fn(|i| &self.reads[i])
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::block::{contract, Lhs};
 use super::broadcast::{for_each_offset, strides_in};
+
 use super::{EvalError, Operands};
 use crate::array::{Array, Data};
 use std::borrow::Cow;
@@ -62,6 +63,6 @@ fn laid_out<'a>(a: &'a Array, names: &[String], order: &[String]) -> Cow<'a, Dat
     let shape: Vec<u64> =
         order.iter().map(|d| a.shape()[names.iter().position(|n| n == d).expect("a permutation")]).collect();
     let mut picks = Vec::with_capacity(a.len());
-    for_each_offset(&shape, [&strides[..]], |[i]| picks.push(i));
+    for_each_offset(&shape, [&strides], |[i]| picks.push(i));
     Cow::Owned(a.data().gather(&picks))
 }

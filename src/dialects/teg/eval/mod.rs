@@ -1,5 +1,6 @@
-//! The TEG reference evaluator: runs a graph on the host, op by op in program order, exactly per the op
-//! definitions; the oracle every later lowering is checked against.
+//! The TEG reference evaluator: runs a graph on the host, op by op in program order (decoded once into a plan),
+//! exactly per the op definitions; the oracle every later lowering is checked against. Strided views share their
+//! operand's cells (`value.rs`); cell ops read them and broadcasts in place.
 //!
 //! Arithmetic rules. Floats compute in their own type (`f16` and `bf16` in `f32`, rounded to the type after each
 //! op); integers wrap at 64 bits and are truncated to their type; integer division truncates toward zero and a
@@ -19,6 +20,7 @@ mod plan;
 mod reduce;
 mod simd;
 mod user_block;
+mod value;
 mod views;
 
 use super::kind::{decode, OpKind};
@@ -26,12 +28,14 @@ use super::tensor_type::{as_tensor, TensorType};
 use crate::array::{Array, DType};
 use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{Context, OpId, ValueId};
+use broadcast::Read;
 use indexmap::IndexMap;
 use plan::{Plan, Step};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
+use value::Value;
 
 /// A graph's inputs or outputs by name, in order (what [`evaluate`] takes and gives).
 pub type Values = IndexMap<String, Array>;
@@ -117,11 +121,12 @@ fn check_graph(ctx: &Context, graph: OpId) -> Result<(), EvalError> {
     }
 }
 
-/// Values computed so far (the inputs borrowed, the rest owned), sinks met, and what a block body yielded. A
-/// value is dropped right after the last step that reads it, so a chain of ops holds about two values at a time.
+/// Values computed so far (the inputs borrowed, the rest owned, views sharing their operand's cells), sinks met,
+/// and what a block body yielded. A value is dropped right after the last step that reads it (a view keeps its
+/// cells alive), so a chain of ops holds about two values at a time.
 #[derive(Default)]
 struct State<'a> {
-    env: HashMap<ValueId, Cow<'a, Array>>,
+    env: HashMap<ValueId, Value<'a>>,
     sinks: IndexMap<String, Array>,
     yielded: Option<Array>,
 }
@@ -150,9 +155,10 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// A unary or binary cell op computed over its first operand's cells, when that value is owned, has the
-    /// result's shape and element type, and dies with the op (read by it once, last): the chain of cell ops of an
-    /// expression then allocates one buffer, not one per op. `None` when the op computes into a fresh buffer.
+    /// A unary or binary cell op computed over its first operand's cells, when that value is a dense array held
+    /// nowhere else, has the result's shape and element type, and dies with the op (read by it once, last): the
+    /// chain of cell ops of an expression then allocates one buffer, not one per op. `None` when the op computes
+    /// into a fresh buffer.
     fn in_place(
         &mut self,
         step: &Step,
@@ -163,26 +169,33 @@ impl<'a> State<'a> {
             return Ok(None);
         }
         let first = step.operands[0];
-        let once = step.operands.iter().filter(|&&v| v == first).count() == 1;
-        let fits = |a: &Array| a.shape() == ty.shape() && a.dtype() == ty.dtype;
-        if !dies(&first) || !once || !matches!(self.env.get(&first), Some(Cow::Owned(a)) if fits(a)) {
+        if !dies(&first) || step.operands.iter().filter(|&&v| v == first).count() != 1 {
             return Ok(None);
         }
-        let Some(Cow::Owned(mut value)) = self.env.remove(&first) else { return Ok(None) };
+        let Some(value) = self.env.remove(&first) else { return Ok(None) };
+        let mut value = match value.into_unique() {
+            Ok(a) if a.shape() == ty.shape() && a.dtype() == ty.dtype => a,
+            Ok(a) => return self.keep(first, Value::owned(a)),
+            Err(v) => return self.keep(first, v),
+        };
         match step.kind {
             OpKind::Unary(u) => cell::unary_in_place(u, &mut value)?,
             OpKind::Binary(b) => {
-                let other = &*self.env[&step.operands[1]];
-                let strides = vec![
-                    crate::array::strides(value.shape()),
-                    broadcast::strides_in(&step.result_names, &step.names[1], other.shape()),
-                ];
+                let other = &self.env[&step.operands[1]];
+                let reads =
+                    vec![Read::dense(value.shape()), Read::of(&step.result_names, &step.names[1], &other.layout())];
                 let shape = ty.shape();
-                cell::binary_in_place(b, &mut value, other, &cell::Broadcast { shape: &shape, strides })?;
+                cell::binary_in_place(b, &mut value, other.base(), &cell::Broadcast { shape: &shape, reads })?;
             }
-            _ => return Ok(None),
+            _ => unreachable!("checked above: a unary or binary op"),
         }
         Ok(Some(value))
+    }
+
+    /// Puts `value` back (an operand [`State::in_place`] could not overwrite).
+    fn keep(&mut self, id: ValueId, value: Value<'a>) -> Result<Option<Array>, EvalError> {
+        self.env.insert(id, value);
+        Ok(None)
     }
 
     fn step(
@@ -191,18 +204,18 @@ impl<'a> State<'a> {
         dies: &dyn Fn(&ValueId) -> bool,
         inputs: &'a IndexMap<String, Array>,
     ) -> Result<(), EvalError> {
-        let operand = |i: usize| step.operands.get(i).and_then(|v| self.env.get(v)).map(|a| (**a).clone());
+        let copy = |i: usize| step.operands.get(i).and_then(|v| self.env.get(v)).map(|v| v.dense().into_owned());
         match &step.kind {
             OpKind::Sink { name } => {
                 // A value the sink reads last moves out instead of being copied.
                 let value = step.operands[0];
-                let v = if dies(&value) { self.env.remove(&value).map(Cow::into_owned) } else { operand(0) };
+                let v = if dies(&value) { self.env.remove(&value).map(Value::into_array) } else { copy(0) };
                 let v = v.ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
                 self.sinks.insert(name.clone(), v);
                 return Ok(());
             }
             OpKind::Yield => {
-                self.yielded = operand(0);
+                self.yielded = copy(0);
                 return Ok(());
             }
             OpKind::SequencePoint => return Ok(()),
@@ -216,26 +229,59 @@ impl<'a> State<'a> {
             ));
         }
         if let Some(value) = self.in_place(step, dies, ty)? {
-            self.env.insert(*result, Cow::Owned(value));
+            self.env.insert(*result, Value::owned(value));
             return Ok(());
         }
-        let args: Vec<&Array> = step.operands.iter().map(|v| &*self.env[v]).collect();
+        let shape = ty.shape();
+        let values: Vec<&Value> = step.operands.iter().map(|v| &self.env[v]).collect();
         let value = match &step.kind {
-            OpKind::Source { name } => Cow::Borrowed(bind(name, inputs, &ty.shape(), ty.dtype)?),
-            OpKind::Block { .. } => {
-                let block = step
-                    .block
-                    .as_deref()
-                    .ok_or_else(|| EvalError { op: None, message: "an unprepared block".into() })?;
-                Cow::Owned(user_block::apply(block, &args, &ty.shape(), ty.dtype)?)
+            OpKind::Source { name } => Value::borrowed(bind(name, inputs, &shape, ty.dtype)?),
+            // A strided view shares its operand's cells.
+            kind if values.len() == 1
+                && views::strided(kind, &values[0].layout(), &step.names[0], &step.result_names, &shape).is_some() =>
+            {
+                let layout = views::strided(kind, &values[0].layout(), &step.names[0], &step.result_names, &shape);
+                values[0].view(layout.expect("checked just above"))
+            }
+            // Cell ops of several operands read broadcasts and views in place.
+            OpKind::Binary(_) | OpKind::Compare(_) | OpKind::Where => {
+                let reads = values.iter().zip(&step.names).map(|(v, n)| Read::of(&step.result_names, n, &v.layout()));
+                let bases: Vec<&Array> = values.iter().map(|v| v.base()).collect();
+                Value::owned(cell_op(&step.kind, &bases, &cell::Broadcast { shape: &shape, reads: reads.collect() })?)
             }
             kind => {
-                let operands = Operands { arrays: &args, names: &step.names };
-                Cow::Owned(apply(kind, &operands, &ty.shape(), &step.result_names, ty.dtype)?)
+                let dense: Vec<Cow<Array>> = values.iter().map(|v| v.dense()).collect();
+                let args: Vec<&Array> = dense.iter().map(|a| &**a).collect();
+                Value::owned(match kind {
+                    OpKind::Block { .. } => {
+                        let block = step
+                            .block
+                            .as_deref()
+                            .ok_or_else(|| EvalError { op: None, message: "an unprepared block".into() })?;
+                        user_block::apply(block, &args, &shape, ty.dtype)?
+                    }
+                    _ => apply(
+                        kind,
+                        &Operands { arrays: &args, names: &step.names },
+                        &shape,
+                        &step.result_names,
+                        ty.dtype,
+                    )?,
+                })
             }
         };
         self.env.insert(*result, value);
         Ok(())
+    }
+}
+
+/// A cell op of several operands (binary, compare, where), each read as `at` says.
+fn cell_op(kind: &OpKind, arrays: &[&Array], at: &cell::Broadcast) -> Result<Array, EvalError> {
+    match kind {
+        OpKind::Binary(b) => cell::binary(*b, arrays[0], arrays[1], at),
+        OpKind::Compare(p) => Ok(cell::compare(*p, arrays[0], arrays[1], at)),
+        OpKind::Where => Ok(cell::select(arrays[0], arrays[1], arrays[2], at)),
+        other => fail(format!("{other:?} is not a cell op of several operands")),
     }
 }
 
@@ -244,7 +290,7 @@ fn run_body(args: &[ValueId], body: &Plan, tiles: Vec<Array>) -> Result<Array, E
     let no_inputs = IndexMap::new();
     let mut state = State::default();
     for (&arg, tile) in args.iter().zip(tiles) {
-        state.env.insert(arg, Cow::Owned(tile));
+        state.env.insert(arg, Value::owned(tile));
     }
     state.run(body, &no_inputs, &mut |_, _| {})?;
     state.yielded.ok_or_else(|| EvalError { op: None, message: "the body yielded nothing".into() })
@@ -279,12 +325,6 @@ impl Operands<'_> {
         self.arrays[i]
     }
 
-    /// How each operand is read at the coordinates of a result of `shape` with dimension `names`.
-    fn broadcast<'s>(&self, shape: &'s [u64], names: &[String]) -> cell::Broadcast<'s> {
-        let strides = self.arrays.iter().zip(self.names).map(|(a, n)| broadcast::strides_in(names, n, a.shape()));
-        cell::Broadcast { shape, strides: strides.collect() }
-    }
-
     /// The position of dimension `name` in operand `i`.
     fn dim(&self, i: usize, name: &str) -> Result<usize, EvalError> {
         match self.names[i].iter().position(|n| n == name) {
@@ -298,11 +338,8 @@ impl Operands<'_> {
 fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: DType) -> Result<Array, EvalError> {
     match kind {
         OpKind::Unary(u) => cell::unary(*u, ops.array(0)),
-        OpKind::Binary(b) => cell::binary(*b, ops.array(0), ops.array(1), &ops.broadcast(shape, names)),
         OpKind::Clip { min, max } => Ok(cell::clip(ops.array(0), *min, *max)),
         OpKind::Cast => Ok(cell::cast(ops.array(0), dtype)),
-        OpKind::Compare(p) => Ok(cell::compare(*p, ops.array(0), ops.array(1), &ops.broadcast(shape, names))),
-        OpKind::Where => Ok(cell::select(ops.array(0), ops.array(1), ops.array(2), &ops.broadcast(shape, names))),
         OpKind::Reduce { dims, monoid, default } => {
             let axes = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<Vec<_>, _>>()?;
             let mask = (ops.arrays.len() > 1).then(|| {
@@ -319,6 +356,10 @@ fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: 
         OpKind::Index => Ok(generate::index(dtype, shape)),
         OpKind::Contract | OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
             block::apply(kind, ops, shape, names)
+        }
+        OpKind::Binary(_) | OpKind::Compare(_) | OpKind::Where => {
+            let reads = ops.arrays.iter().zip(ops.names).map(|(a, n)| broadcast::strides_in(names, n, a.shape()));
+            cell_op(kind, ops.arrays, &cell::Broadcast { shape, reads: reads.collect() })
         }
         OpKind::Source { .. } | OpKind::Sink { .. } | OpKind::SequencePoint | OpKind::Block { .. } | OpKind::Yield => {
             fail("not a value op")

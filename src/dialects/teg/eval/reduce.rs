@@ -6,14 +6,14 @@
 //! part in is the op's `default`, else the monoid's identity (`max` of floats −∞, of integers the type's minimum;
 //! `mean` of nothing is NaN).
 
-use super::broadcast::{for_each_offset, Rows};
+use super::broadcast::{for_each_offset, Read, Rows};
 use crate::array::{strides, Array, Data};
 use crate::dialects::teg::kind::Monoid;
 use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// A reduction's mask: an `i1` array and the strides it is read through at the reduced tensor's coordinates.
-pub type Mask<'a> = (&'a Array, Vec<usize>);
+pub type Mask<'a> = (&'a Array, Read);
 
 /// Reduces `x` over the dimensions `axes`, only over the cells `mask` marks if there is one.
 pub fn reduce(x: &Array, axes: &[usize], monoid: Monoid, mask: Option<Mask>, default: Option<f64>) -> Array {
@@ -170,7 +170,8 @@ impl Plan {
             1 => self.fold_strip(x, acc, (0, inner), &cell),
             s => {
                 let outer = &self.shape[..self.shape.len() - 1];
-                let mut rows = Rows::at(outer, 0, [&self.step[..]]);
+                let step = Read::with_strides(&self.step);
+                let mut rows = Rows::at(outer, 0, [&step]);
                 for row in x.chunks_exact(inner) {
                     let [o] = rows.offsets;
                     match s {
@@ -220,7 +221,8 @@ impl Plan {
     fn fold_strip<T: Copy, A: Copy>(&self, x: &[T], acc: &mut [A], (c0, w): (usize, usize), cell: &impl Fn(A, T) -> A) {
         let inner = self.shape.last().map_or(1, |&n| n as usize);
         let outer = &self.shape[..self.shape.len() - 1];
-        let mut rows = Rows::at(outer, 0, [&self.step[..]]);
+        let step = Read::with_strides(&self.step);
+        let mut rows = Rows::at(outer, 0, [&step]);
         let count = x.len() / inner;
         let mut r = 0;
         while r < count {
@@ -243,7 +245,7 @@ impl Plan {
         let Data::I1(m) = mask.0.data() else { unreachable!("verified: the mask is i1") };
         let mut counts = vec![0u64; self.out_len];
         let mut i = 0;
-        for_each_offset(&self.shape, [&self.step[..], &mask.1[..]], |[o, at]| {
+        for_each_offset(&self.shape, [&Read::with_strides(&self.step), &mask.1], |[o, at]| {
             if m[at] {
                 acc[o] = cell(acc[o], x[i]);
                 counts[o] += 1;

@@ -1,10 +1,67 @@
-//! View selectors: every output cell is one input cell (or, for constant padding, the pad value), so each view is
-//! a gather from the operands' cells laid end to end.
+//! View selectors: every output cell is one input cell (or, for constant padding, the pad value). The strided ones
+//! (permute, reverse, slice, squeeze, select, unsqueeze, broadcasts) make a new layout over their operand's cells
+//! and copy nothing ([`strided`]); the others (concat, interleave, repeat, pad) gather from the operands' cells.
 
+use super::value::{Strided, Value};
 use super::{fail, EvalError, Operands};
 use crate::array::{strides, Array, Data};
 use crate::dialects::teg::infer::select_index;
 use crate::dialects::teg::kind::{OpKind, PadMode};
+
+/// The layout of a strided view of `x` (laid out as `x`, dimension `names`), or `None` for a view that is not a
+/// strided access of one operand. `out` is the result's dimension names and `shape` its extents.
+pub fn strided(kind: &OpKind, x: &Strided, names: &[String], out: &[String], shape: &[u64]) -> Option<Strided> {
+    let pos = |d: &str| names.iter().position(|n| n == d);
+    let mut l = x.clone();
+    match kind {
+        OpKind::Permute { dims } => {
+            let p: Vec<usize> = dims.iter().map(|d| pos(d)).collect::<Option<_>>()?;
+            l.shape = p.iter().map(|&k| x.shape[k]).collect();
+            l.strides = p.iter().map(|&k| x.strides[k]).collect();
+        }
+        OpKind::Reverse { dims } => {
+            for d in dims {
+                let k = pos(d)?;
+                l.offset = (l.offset as isize + (x.shape[k] as isize - 1).max(0) * x.strides[k]) as usize;
+                l.strides[k] = -x.strides[k];
+            }
+        }
+        OpKind::Slice { dim, start, step, .. } => {
+            let k = pos(dim)?;
+            if shape[k] > 0 {
+                l.offset = (l.offset as isize + *start as isize * x.strides[k]) as usize;
+            }
+            l.strides[k] = x.strides[k] * *step as isize;
+            l.shape[k] = shape[k];
+        }
+        OpKind::Squeeze { dim } => {
+            let k = pos(dim)?;
+            l.shape.remove(k);
+            l.strides.remove(k);
+        }
+        OpKind::Select { dim, index } => {
+            let k = pos(dim)?;
+            let at = select_index(*index, x.shape[k], dim).ok()?;
+            l.offset = (l.offset as isize + at as isize * x.strides[k]) as usize;
+            l.shape.remove(k);
+            l.strides.remove(k);
+        }
+        OpKind::Unsqueeze { index, .. } => {
+            l.shape.insert(*index as usize, 1);
+            l.strides.insert(*index as usize, 0);
+        }
+        OpKind::Broadcast { dim, extent } => {
+            let k = pos(dim)?;
+            (l.shape[k], l.strides[k]) = (*extent as u64, 0);
+        }
+        OpKind::BroadcastTo => {
+            let read = super::broadcast::Read::of(out, names, x);
+            l = Strided { shape: shape.to_vec(), offset: read.offset, strides: read.strides };
+        }
+        _ => return None,
+    }
+    Some(l)
+}
 
 /// Where one output cell comes from: operand and input coordinate, or the pad value.
 enum From {
@@ -18,76 +75,11 @@ type SourceFn = Box<dyn Fn(&[u64]) -> From>;
 /// Evaluates a view selector whose result has `shape` (dimension `names`).
 pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> Result<Array, EvalError> {
     let x = ops.array(0);
+    if let Some(layout) = strided(kind, &Strided::dense(x.shape()), &ops.names[0], names, shape) {
+        return Ok(Value::borrowed(x).view(layout).dense().into_owned());
+    }
     let in_shape = x.shape().to_vec();
     let source: SourceFn = match kind {
-        OpKind::Permute { dims } => {
-            let p: Vec<usize> = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<_, _>>()?;
-            Box::new(move |c: &[u64]| {
-                let mut ic = vec![0; c.len()];
-                for (j, &k) in p.iter().enumerate() {
-                    ic[k] = c[j];
-                }
-                From::Cell(0, ic)
-            })
-        }
-        OpKind::Reverse { dims } => {
-            let ks: Vec<usize> = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<_, _>>()?;
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ks.iter().for_each(|&k| ic[k] = in_shape[k] - 1 - c[k]);
-                From::Cell(0, ic)
-            })
-        }
-        OpKind::Slice { dim, start, step, .. } => {
-            // Verified: every picked index lies in the dimension, also for a negative step.
-            let (k, start, step) = (ops.dim(0, dim)?, *start, *step);
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic[k] = (start + c[k] as i64 * step) as u64;
-                From::Cell(0, ic)
-            })
-        }
-        OpKind::Squeeze { dim } => {
-            let k = ops.dim(0, dim)?;
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic.insert(k, 0);
-                From::Cell(0, ic)
-            })
-        }
-        OpKind::Select { dim, index } => {
-            let k = ops.dim(0, dim)?;
-            let n = ops.arrays[0].shape()[k];
-            let at = select_index(*index, n, dim).or_else(fail)?;
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic.insert(k, at);
-                From::Cell(0, ic)
-            })
-        }
-        OpKind::Unsqueeze { index, .. } => {
-            let k = *index as usize;
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic.remove(k);
-                From::Cell(0, ic)
-            })
-        }
-        OpKind::BroadcastTo => {
-            // Each input dimension at its place in the result (verified: in order), read at 0 if it stretches.
-            let at: Vec<(usize, bool)> = (0..in_shape.len())
-                .map(|k| (names.iter().position(|n| *n == ops.names[0][k]).unwrap_or(0), in_shape[k] == 1))
-                .collect();
-            Box::new(move |c: &[u64]| From::Cell(0, at.iter().map(|&(j, one)| if one { 0 } else { c[j] }).collect()))
-        }
-        OpKind::Broadcast { dim, .. } => {
-            let k = ops.dim(0, dim)?;
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic[k] = 0;
-                From::Cell(0, ic)
-            })
-        }
         OpKind::Concat { dim } => {
             let k = ops.dim(0, dim)?;
             let ends: Vec<u64> = ops
