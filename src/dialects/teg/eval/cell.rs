@@ -95,10 +95,8 @@ fn real_unary<T: Real + Send + Sync + Zeroable>(op: Unary, x: Out<T>) -> Result<
         Unary::Log => each!(|x| x.ln()),
         Unary::Sqrt => each!(|x| x.sqrt()),
         Unary::Tanh => each!(|x| x.tanh()),
-        // NaN stays NaN (max(NaN, 0) is NaN, as NumPy's maximum): `!(x <= 0)` holds for NaN, and one comparison
-        // with no short circuit vectorizes.
-        #[allow(clippy::neg_cmp_op_on_partial_ord)]
-        Unary::Relu => each!(|x| if !(x <= T::ZERO) { x } else { T::ZERO }),
+        // NaN stays NaN and -0 stays -0 (NumPy's maximum(x, 0)); one comparison with no short circuit vectorizes.
+        Unary::Relu => each!(|x| if x < T::ZERO { T::ZERO } else { x }),
         Unary::Gelu => each!(|x| x.gelu()),
         Unary::GeluTanh => each!(|x| x.gelu_tanh()),
     }
