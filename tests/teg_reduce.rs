@@ -106,12 +106,13 @@ proptest! {
     }
 }
 
-/// Large enough that the innermost-kept fold splits its columns between tasks (and the rows group by eight).
+/// Large enough that the folds split between tasks: kept innermost columns in strips (the rows grouped by eight),
+/// reduced innermost runs by result cell.
 #[test]
 fn large_reductions_split_columns_between_tasks() {
     let (n, h, w) = (2u64, 700u64, 403u64);
     let x: Vec<f64> = (0..n * h * w).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
-    for (along, monoid) in [("h", "sum"), ("h", "max"), ("n", "min")] {
+    for (along, monoid) in [("h", "sum"), ("h", "max"), ("n", "min"), ("w", "sum"), ("w", "max")] {
         let kept: Vec<(&str, u64)> = [("n", n), ("h", h), ("w", w)].into_iter().filter(|d| d.0 != along).collect();
         let text = format!(
             "teg.graph @g {{\n  %x = teg.source @x : {tx}\n  %r = teg.reduce %x along [\"{along}\"] by \"{monoid}\" : {tx} -> {tr}\n  %s = teg.sink @r %r : {tr} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n",
@@ -133,6 +134,7 @@ fn large_reductions_split_columns_between_tasks() {
         let at = |b: u64, r: u64, c: u64| x[((b * h + r) * w + c) as usize];
         let want: Vec<f64> = match along {
             "h" => (0..n * w).map(|o| fold(&mut (0..h).map(|r| at(o / w, r, o % w)))).collect(),
+            "w" => (0..n * h).map(|o| fold(&mut (0..w).map(|c| at(o / h, o % h, c)))).collect(),
             _ => (0..h * w).map(|o| fold(&mut (0..n).map(|b| at(b, o / w, o % w)))).collect(),
         };
         assert_eq!(got, want, "{along} {monoid}");

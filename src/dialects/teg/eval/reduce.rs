@@ -158,14 +158,28 @@ impl Plan {
         &self,
         x: &[T],
         acc: &mut [A],
-        run: impl Fn(A, &[T]) -> A,
+        run: impl Fn(A, &[T]) -> A + Sync,
         cell: impl Fn(A, T) -> A + Sync,
     ) -> Counts {
         let inner = self.shape.last().map_or(1, |&n| n as usize);
         if x.is_empty() {
             return Counts::All(self.count);
         }
+        // The reduced dimensions are the innermost ones: each result cell folds its own run of input rows, and
+        // runs split between threads.
+        let suffix = self.step.iter().skip_while(|&&s| s != 0).all(|&s| s == 0);
         match self.step.last().copied().unwrap_or(0) {
+            0 if suffix && x.len() >= PARALLEL_CELLS && inner > 0 => {
+                let per = self.count as usize;
+                let outputs = (PARALLEL_CELLS / per.max(1)).max(1);
+                acc.par_chunks_mut(outputs).zip(x.par_chunks(outputs * per)).for_each(|(acc, x)| {
+                    super::simd::vectorized(|| {
+                        for (a, run_of) in acc.iter_mut().zip(x.chunks(per)) {
+                            *a = run_of.chunks(inner).fold(*a, &run);
+                        }
+                    })
+                });
+            }
             1 if x.len() >= PARALLEL_CELLS && inner >= 2 * STRIP => self.fold_strips(x, acc, inner, &cell),
             1 => self.fold_strip(x, acc, (0, inner), &cell),
             s => {
