@@ -34,6 +34,8 @@ pub struct BlockPlan {
     pub args: Vec<ValueId>,
     /// The body.
     pub body: Plan,
+    /// Whether the body runs once over all index points at a time (`user_block::vectorizable`).
+    pub vectorized: bool,
 }
 
 /// The steps in program order, and for each value the step that reads it last.

@@ -1,15 +1,22 @@
-//! User-declared block operators: the body, decoded once into a plan, runs once per index point, on the boxes its IPFs select from the
+//! User-declared block operators: the body, decoded once into a plan, runs once per index point (or, when every
+//! value it makes is one cell and every op elementwise, once over vectors holding every point's cells), on the boxes its IPFs select from the
 //! inputs; each output box is written (or, along reduced index dimensions, combined with the monoid, in `f64`
 //! for floats and wrapping `i64` for integers) into the output.
 
-use super::plan::BlockPlan;
+use super::broadcast::Read;
+use super::cell::{self, Broadcast};
+use super::plan::{BlockPlan, Plan};
 use super::{run_body, EvalError};
 use crate::array::{strides, Array, DType, Data};
 use crate::dialects::teg::block_op::declared_signature;
 use crate::dialects::teg::kind::Monoid;
+use crate::dialects::teg::kind::OpKind;
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::interfaces::sharding::Signature;
+use crate::ir::ValueId;
 use crate::ir::{Context, OpId};
 use crate::zspace::ZRange;
+use std::collections::HashMap;
 
 /// The most index points a block body is run for (the body runs once per point, op by op).
 pub const MAX_POINTS: u128 = 1 << 24;
@@ -36,7 +43,70 @@ pub fn prepare(ctx: &Context, op: OpId) -> Result<BlockPlan, EvalError> {
     }
     let body = ctx.body.region(ctx.body.regions(op)[0]).blocks[0];
     let args = ctx.body.block(body).args.clone();
-    Ok(BlockPlan { sig, args, body: super::plan::plan(ctx, ctx.body.block_ops(body))? })
+    let plan = super::plan::plan(ctx, ctx.body.block_ops(body))?;
+    let one_cell_args = args.iter().all(|&a| as_tensor(ctx, ctx.body.value_type(a)).is_some_and(|t| t.size() == 1));
+    let vectorized = one_cell_args && vectorizable(&plan);
+    Ok(BlockPlan { sig, args, body: plan, vectorized })
+}
+
+/// Whether a body can run over all index points at once: every value it makes is one cell and every op is
+/// elementwise (cell ops, casts, constants, and views that only rename a one-cell tensor), so that running it on
+/// vectors holding the cells of every point computes each point's cell as running it point by point does.
+fn vectorizable(body: &Plan) -> bool {
+    body.steps.iter().all(|s| {
+        let elementwise = matches!(
+            s.kind,
+            OpKind::Unary(_)
+                | OpKind::Binary(_)
+                | OpKind::Clip { .. }
+                | OpKind::Cast
+                | OpKind::Compare(_)
+                | OpKind::Where
+                | OpKind::Zeros
+                | OpKind::Ones
+                | OpKind::Full(_)
+                | OpKind::Squeeze { .. }
+                | OpKind::Unsqueeze { .. }
+                | OpKind::Permute { .. }
+                | OpKind::Yield
+        );
+        elementwise && s.result.as_ref().is_none_or(|(_, t)| t.size() == 1)
+    })
+}
+
+/// Runs a vectorizable body once, on vectors holding every index point's input cell (in index order); returns
+/// the vector of every point's output cell.
+fn run_vectorized(block: &BlockPlan, inputs: Vec<Array>, n: u64) -> Result<Array, EvalError> {
+    let mut env: HashMap<ValueId, Array> = block.args.iter().copied().zip(inputs).collect();
+    let dense = || Read::dense(&[n]);
+    let at = Broadcast { shape: &[n], reads: vec![dense(), dense(), dense()] };
+    for step in &block.body.steps {
+        let arg = |i: usize| &env[&step.operands[i]];
+        let dtype = step.result.as_ref().map(|r| r.1.dtype);
+        let value = match &step.kind {
+            OpKind::Yield => return Ok(arg(0).clone()),
+            OpKind::Unary(u) => cell::unary(*u, arg(0))?,
+            OpKind::Binary(b) => cell::binary(*b, arg(0), arg(1), &at)?,
+            OpKind::Clip { min, max } => cell::clip(arg(0), *min, *max),
+            OpKind::Cast => cell::cast(arg(0), dtype.unwrap_or(arg(0).dtype())),
+            OpKind::Compare(p) => cell::compare(*p, arg(0), arg(1), &at),
+            OpKind::Where => cell::select(arg(0), arg(1), arg(2), &at),
+            OpKind::Zeros | OpKind::Ones | OpKind::Full(_) => {
+                let v = match step.kind {
+                    OpKind::Full(v) => v,
+                    OpKind::Ones => 1.0,
+                    _ => 0.0,
+                };
+                super::generate::full(dtype.unwrap_or(DType::F32), &[n], v)
+            }
+            // One cell renamed: the same vector.
+            _ => arg(0).clone(),
+        };
+        if let Some((r, _)) = &step.result {
+            env.insert(*r, value);
+        }
+    }
+    Err(EvalError { op: None, message: "the body yielded nothing".into() })
 }
 
 /// Evaluates a prepared user block whose result has `shape` and `dtype`: its body's plan runs once per index
@@ -51,26 +121,54 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
     let mut acc_int = vec![monoid.map_or(0, |m| m.identity_int(dtype)); total];
     let out_strides = strides(shape);
     let ipf_err = |e: crate::zspace::ZError| err(e.0);
-    for p in sig.index_range().points() {
-        let mut tiles = Vec::with_capacity(args.len());
-        for ((_, f), a) in sig.inputs.iter().zip(args) {
-            tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
-        }
-        let tile = run_body(&block.args, &block.body, tiles)?;
+    let flat = match block.vectorized {
+        true => Some(run_vectorized(block, gather_points(sig, args)?, sig.index_range().size() as u64)?),
+        false => None,
+    };
+    for (i, p) in sig.index_range().points().enumerate() {
+        // The point's output box: its cells from `first` on in `tile`.
+        let ran;
+        let (tile, first) = match &flat {
+            Some(all) => (all, i),
+            None => {
+                let mut tiles = Vec::with_capacity(args.len());
+                for ((_, f), a) in sig.inputs.iter().zip(args) {
+                    tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
+                }
+                ran = run_body(&block.args, &block.body, tiles)?;
+                (&ran, 0)
+            }
+        };
         let target = sig.outputs[0].1.apply(&p).map_err(ipf_err)?;
         for (j, cell) in target.points().enumerate() {
             let at: usize = cell.iter().zip(&out_strides).map(|(&c, &s)| c as usize * s).sum();
             if dtype.is_float() {
-                let v = tile.data().get_f64(j);
+                let v = tile.data().get_f64(first + j);
                 acc[at] = monoid.map_or(v, |m| m.combine_f64(acc[at], v));
             } else {
-                let v = tile.data().get_i64(j);
+                let v = tile.data().get_i64(first + j);
                 acc_int[at] = monoid.map_or(v, |m| m.combine_int(acc_int[at], v));
             }
         }
     }
     let data = if dtype.is_float() { Data::from_f64(dtype, acc.into_iter()) } else { Data::from_i64(dtype, &acc_int) };
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+}
+
+/// Per input, the vector of the one cell each index point reads (in index order).
+fn gather_points(sig: &Signature, args: &[&Array]) -> Result<Vec<Array>, EvalError> {
+    let err = |e: crate::zspace::ZError| EvalError { op: None, message: e.0 };
+    let mut out = Vec::with_capacity(args.len());
+    for ((_, f), a) in sig.inputs.iter().zip(args) {
+        let s = strides(a.shape());
+        let mut picks = Vec::with_capacity(sig.index_range().size() as usize);
+        for p in sig.index_range().points() {
+            let cell = f.apply(&p).map_err(err)?;
+            picks.push(cell.start().iter().zip(&s).map(|(&c, &st)| c as usize * st).sum());
+        }
+        out.push(Array::new(vec![picks.len() as u64], a.data().gather(&picks)).expect("one cell per point"));
+    }
+    Ok(out)
 }
 
 /// About how many cells evaluating `op` touches: its operands and result, times the contracted extent of a
