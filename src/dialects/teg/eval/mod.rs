@@ -234,22 +234,21 @@ impl<'a> State<'a> {
         }
         let shape = ty.shape();
         let values: Vec<&Value> = step.operands.iter().map(|v| &self.env[v]).collect();
-        let value = match &step.kind {
-            OpKind::Source { name } => Value::borrowed(bind(name, inputs, &shape, ty.dtype)?),
-            // A strided view shares its operand's cells.
-            kind if values.len() == 1
-                && views::strided(kind, &values[0].layout(), &step.names[0], &step.result_names, &shape).is_some() =>
-            {
-                let layout = views::strided(kind, &values[0].layout(), &step.names[0], &step.result_names, &shape);
-                values[0].view(layout.expect("checked just above"))
-            }
+        // A strided view shares its operand's cells.
+        let view = match values.as_slice() {
+            [x] => views::strided(&step.kind, &x.layout(), &step.names[0], &step.result_names, &shape),
+            _ => None,
+        };
+        let value = match (&step.kind, view) {
+            (OpKind::Source { name }, _) => Value::borrowed(bind(name, inputs, &shape, ty.dtype)?),
+            (_, Some(layout)) => values[0].view(layout),
             // Cell ops of several operands read broadcasts and views in place.
-            OpKind::Binary(_) | OpKind::Compare(_) | OpKind::Where => {
+            (OpKind::Binary(_) | OpKind::Compare(_) | OpKind::Where, None) => {
                 let reads = values.iter().zip(&step.names).map(|(v, n)| Read::of(&step.result_names, n, &v.layout()));
                 let bases: Vec<&Array> = values.iter().map(|v| v.base()).collect();
                 Value::owned(cell_op(&step.kind, &bases, &cell::Broadcast { shape: &shape, reads: reads.collect() })?)
             }
-            kind => {
+            (kind, None) => {
                 let dense: Vec<Cow<Array>> = values.iter().map(|v| v.dense()).collect();
                 let args: Vec<&Array> = dense.iter().map(|a| &**a).collect();
                 Value::owned(match kind {
