@@ -30,6 +30,11 @@ impl Read {
         Read { offset: 0, strides }
     }
 
+    /// A layout read at its own coordinates.
+    pub fn of_layout(layout: &Strided) -> Read {
+        Read { offset: layout.offset, strides: layout.strides.clone() }
+    }
+
     /// Strides taken as they are (a reduction's output strides per input dimension).
     pub fn with_strides(strides: &[usize]) -> Read {
         Read { offset: 0, strides: strides.iter().map(|&s| s as isize).collect() }

@@ -2,9 +2,11 @@
 //! (permute, reverse, slice, squeeze, select, unsqueeze, broadcasts) make a new layout over their operand's cells
 //! and copy nothing ([`strided`]); the others (concat, interleave, repeat, pad) gather from the operands' cells.
 
+use super::broadcast::{for_each_offset, Read};
 use super::value::{Strided, Value};
 use super::{fail, EvalError, Operands};
-use crate::array::{strides, Array, Data};
+use crate::array::alloc::Zeroable;
+use crate::array::{Array, Data};
 use crate::dialects::teg::infer::select_index;
 use crate::dialects::teg::kind::{OpKind, PadMode};
 
@@ -63,120 +65,134 @@ pub fn strided(kind: &OpKind, x: &Strided, names: &[String], out: &[String], sha
     Some(l)
 }
 
-/// Where one output cell comes from: operand and input coordinate, or the pad value.
-enum From {
-    Cell(usize, Vec<u64>),
-    Pad,
-}
-
-/// For an output coordinate, where its value comes from.
-type SourceFn = Box<dyn Fn(&[u64]) -> From>;
-
-/// Evaluates a view selector whose result has `shape` (dimension `names`).
+/// Evaluates a view selector whose result has `shape` (dimension `names`): a strided view copied out, or the
+/// result assembled from strided copies of its operands (concat, interleave, repeat and pad place each operand,
+/// or each slab of it, at a strided region of the result; a constant pad fills its border).
 pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> Result<Array, EvalError> {
     let x = ops.array(0);
     if let Some(layout) = strided(kind, &Strided::dense(x.shape()), &ops.names[0], names, shape) {
         return Ok(Value::borrowed(x).view(layout).dense().into_owned());
     }
-    let in_shape = x.shape().to_vec();
-    let source: SourceFn = match kind {
+    let out = Strided::dense(shape);
+    let mut copies = Vec::new();
+    let mut fill = None;
+    match kind {
         OpKind::Concat { dim } => {
             let k = ops.dim(0, dim)?;
-            let ends: Vec<u64> = ops
-                .arrays
-                .iter()
-                .scan(0, |acc, a| {
-                    *acc += a.shape()[k];
-                    Some(*acc)
-                })
-                .collect();
-            Box::new(move |c: &[u64]| {
-                let i = ends.iter().position(|&e| c[k] < e).expect("inside the result");
-                let mut ic = c.to_vec();
-                ic[k] -= if i == 0 { 0 } else { ends[i - 1] };
-                From::Cell(i, ic)
-            })
+            let mut at = 0;
+            for (i, a) in ops.arrays.iter().enumerate() {
+                let n = a.shape()[k];
+                copies.push((region(&out, k, at, n, 1), i, Strided::dense(a.shape())));
+                at += n;
+            }
         }
         OpKind::Interleave { dim } => {
             let (k, count) = (ops.dim(0, dim)?, ops.arrays.len() as u64);
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic[k] = c[k] / count;
-                From::Cell((c[k] % count) as usize, ic)
-            })
+            for (i, a) in ops.arrays.iter().enumerate() {
+                copies.push((region(&out, k, i as u64, a.shape()[k], count), i, Strided::dense(a.shape())));
+            }
         }
-        OpKind::Repeat { dim, .. } => {
-            let k = ops.dim(0, dim)?;
-            Box::new(move |c: &[u64]| {
-                let mut ic = c.to_vec();
-                ic[k] = c[k] % in_shape[k];
-                From::Cell(0, ic)
-            })
+        OpKind::Repeat { dim, times } => {
+            let (k, n) = (ops.dim(0, dim)?, x.shape()[ops.dim(0, dim)?]);
+            for r in 0..*times as u64 {
+                copies.push((region(&out, k, r * n, n, 1), 0, Strided::dense(x.shape())));
+            }
         }
-        OpKind::Pad { dim, low, mode, .. } => {
-            let (k, low, mode) = (ops.dim(0, dim)?, *low, *mode);
-            Box::new(move |c: &[u64]| {
-                let n = in_shape[k] as i64;
-                let at = c[k] as i64 - low;
-                let inside = match mode {
-                    _ if (0..n).contains(&at) => at,
-                    PadMode::Constant => return From::Pad,
-                    // Mirrored at each edge, the edge cell not repeated: a period of 2(n - 1) (one cell: itself).
-                    PadMode::Reflect if n == 1 => 0,
-                    PadMode::Reflect => {
-                        let (period, m) = (2 * (n - 1), at.rem_euclid(2 * (n - 1)));
-                        if m < n {
-                            m
-                        } else {
-                            period - m
-                        }
+        OpKind::Pad { dim, low, mode, value, .. } => {
+            let (k, n) = (ops.dim(0, dim)?, x.shape()[ops.dim(0, dim)?] as i64);
+            copies.push((region(&out, k, *low as u64, n as u64, 1), 0, Strided::dense(x.shape())));
+            let border = (0..*low).chain(low + n..shape[k] as i64);
+            match mode {
+                PadMode::Constant => fill = Some((*value, border.map(|j| region(&out, k, j as u64, 1, 1)).collect())),
+                _ => {
+                    for j in border {
+                        let from = region(&Strided::dense(x.shape()), k, pad_source(*mode, j - low, n), 1, 1);
+                        copies.push((region(&out, k, j as u64, 1, 1), 0, from));
                     }
-                    PadMode::Wrap => at.rem_euclid(n),
-                };
-                let mut ic = c.to_vec();
-                ic[k] = inside as u64;
-                From::Cell(0, ic)
-            })
+                }
+            }
         }
         other => return fail(format!("{other:?} is not a view")),
-    };
-    gather(ops, shape, kind, &*source)
+    }
+    assemble(ops.arrays, shape, &copies, fill)
 }
 
-/// Builds the result by visiting its cells in row-major order.
-fn gather(ops: &Operands, shape: &[u64], kind: &OpKind, source: &dyn Fn(&[u64]) -> From) -> Result<Array, EvalError> {
-    let offsets: Vec<usize> = ops
-        .arrays
-        .iter()
-        .scan(0, |acc, a| {
-            let o = *acc;
-            *acc += a.len();
-            Some(o)
-        })
-        .collect();
-    let all_strides: Vec<Vec<usize>> = ops.arrays.iter().map(|a| strides(a.shape())).collect();
-    let mut pool: Data = ops.arrays[0].data().clone();
-    for a in &ops.arrays[1..] {
-        pool = pool.concat(a.data());
-    }
-    let pad_at = pool.len();
-    if let OpKind::Pad { value, .. } = kind {
-        pool = pool.concat(&Data::from_f64(pool.dtype(), std::iter::once(*value)));
-    }
-    let total = shape.iter().product::<u64>() as usize;
-    let out_strides = strides(shape);
-    let mut picks = Vec::with_capacity(total);
-    let mut coord = vec![0u64; shape.len()];
-    for i in 0..total {
-        for (k, c) in coord.iter_mut().enumerate() {
-            *c = ((i / out_strides[k]) as u64) % shape[k];
-        }
-        picks.push(match source(&coord) {
-            From::Cell(o, ic) => {
-                offsets[o] + ic.iter().zip(&all_strides[o]).map(|(&c, &s)| c as usize * s).sum::<usize>()
+/// The cells `at, at + step, ...` (`n` of them) of dimension `k` of a layout.
+fn region(l: &Strided, k: usize, at: u64, n: u64, step: u64) -> Strided {
+    let mut r = l.clone();
+    r.offset = (l.offset as isize + at as isize * l.strides[k]) as usize;
+    r.shape[k] = n;
+    r.strides[k] = l.strides[k] * step as isize;
+    r
+}
+
+/// The input index a reflect or wrap pad copies to position `at` (relative to the input's first cell) of a
+/// dimension of extent `n` (verified non-empty): reflect bounces with a period of 2(n − 1), the edge cell not
+/// repeated (one cell: itself), as `np.pad`; wrap cycles.
+fn pad_source(mode: PadMode, at: i64, n: i64) -> u64 {
+    (match mode {
+        _ if (0..n).contains(&at) => at,
+        PadMode::Reflect if n == 1 => 0,
+        PadMode::Reflect => {
+            let (period, m) = (2 * (n - 1), at.rem_euclid(2 * (n - 1)));
+            if m < n {
+                m
+            } else {
+                period - m
             }
-            From::Pad => pad_at,
-        });
+        }
+        _ => at.rem_euclid(n),
+    }) as u64
+}
+
+/// The result: each `(region, operand, layout)` copies the operand's cells (laid out as `layout`) to the
+/// result's cells in `region`; `fill` sets the regions it lists to one value.
+fn assemble(
+    arrays: &[&Array],
+    shape: &[u64],
+    copies: &[(Strided, usize, Strided)],
+    fill: Option<(f64, Vec<Strided>)>,
+) -> Result<Array, EvalError> {
+    let total = shape.iter().product::<u64>() as usize;
+    let dtype = arrays[0].dtype();
+    let value = Data::from_f64(dtype, std::iter::once(fill.as_ref().map_or(0.0, |f| f.0)));
+    let regions = fill.map_or(Vec::new(), |f| f.1);
+    macro_rules! typed {
+        ($($variant:ident),*) => {
+            match (arrays[0].data(), &value) {
+                $((Data::$variant(_), Data::$variant(v)) => {
+                    let cells: Vec<&[_]> = arrays
+                        .iter()
+                        .map(|a| match a.data() {
+                            Data::$variant(c) => Ok(c.as_slice()),
+                            _ => fail("operands of different element types"),
+                        })
+                        .collect::<Result<_, _>>()?;
+                    Data::$variant(place(total, copies, &cells, &regions, v[0])?)
+                })*
+                _ => return fail("operands of different element types"),
+            }
+        };
     }
-    Ok(Array::new(shape.to_vec(), pool.gather(&picks)).expect("shape and count agree"))
+    let data = typed!(F32, F64, BF16, F16, I8, I32, I64, I1);
+    Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+}
+
+/// A zeroed buffer of `total` cells with each copy and fill applied.
+fn place<T: Zeroable>(
+    total: usize,
+    copies: &[(Strided, usize, Strided)],
+    cells: &[&[T]],
+    fills: &[Strided],
+    value: T,
+) -> Result<Vec<T>, EvalError> {
+    let mut out = super::cells::<T>(total)?;
+    for (to, i, from) in copies {
+        let (dst, src) = (Read::of_layout(to), Read::of_layout(from));
+        for_each_offset(&to.shape, [&dst, &src], |[d, s]| out[d] = cells[*i][s]);
+    }
+    for to in fills {
+        for_each_offset(&to.shape, [&Read::of_layout(to)], |[d]| out[d] = value);
+    }
+    Ok(out)
 }
