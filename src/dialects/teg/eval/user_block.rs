@@ -3,7 +3,7 @@
 //! inputs; each output box is written (or, along reduced index dimensions, combined with the monoid, in `f64`
 //! for floats and wrapping `i64` for integers) into the output.
 
-use super::broadcast::Read;
+use super::broadcast::{for_each_offset, Read};
 use super::cell::{self, Broadcast};
 use super::plan::{BlockPlan, Plan};
 use super::{run_body, EvalError};
@@ -12,10 +12,9 @@ use crate::dialects::teg::block_op::declared_signature;
 use crate::dialects::teg::kind::Monoid;
 use crate::dialects::teg::kind::OpKind;
 use crate::dialects::teg::tensor_type::as_tensor;
-use crate::interfaces::sharding::Signature;
 use crate::ir::ValueId;
 use crate::ir::{Context, OpId};
-use crate::zspace::ZRange;
+use crate::zspace::{Ipf, ZRange};
 use std::collections::HashMap;
 
 /// The most index points a block body is run for (the body runs once per point, op by op).
@@ -121,32 +120,38 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
     let mut acc_int = vec![monoid.map_or(0, |m| m.identity_int(dtype)); total];
     let out_strides = strides(shape);
     let ipf_err = |e: crate::zspace::ZError| err(e.0);
-    let flat = match block.vectorized {
-        true => Some(run_vectorized(block, gather_points(sig, args)?, sig.index_range().size() as u64)?),
-        false => None,
-    };
-    for (i, p) in sig.index_range().points().enumerate() {
-        // The point's output box: its cells from `first` on in `tile`.
-        let ran;
-        let (tile, first) = match &flat {
-            Some(all) => (all, i),
-            None => {
-                let mut tiles = Vec::with_capacity(args.len());
-                for ((_, f), a) in sig.inputs.iter().zip(args) {
-                    tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
-                }
-                ran = run_body(&block.args, &block.body, tiles)?;
-                (&ran, 0)
+    if block.vectorized {
+        // One cell per point in and out: every point's cells gathered, the body run once, the cells combined.
+        let index = sig.index_range().shape();
+        let inputs = sig.inputs.iter().zip(args).map(|((_, f), a)| {
+            let picks = box_starts(f, a.shape(), &index);
+            Array::new(vec![picks.len() as u64], a.data().gather(&picks)).expect("one cell per point")
+        });
+        let all = run_vectorized(block, inputs.collect(), index.iter().product())?;
+        for (i, at) in box_starts(&sig.outputs[0].1, shape, &index).into_iter().enumerate() {
+            if dtype.is_float() {
+                let v = all.data().get_f64(i);
+                acc[at] = monoid.map_or(v, |m| m.combine_f64(acc[at], v));
+            } else {
+                let v = all.data().get_i64(i);
+                acc_int[at] = monoid.map_or(v, |m| m.combine_int(acc_int[at], v));
             }
-        };
+        }
+    }
+    for p in sig.index_range().points().filter(|_| !block.vectorized) {
+        let mut tiles = Vec::with_capacity(args.len());
+        for ((_, f), a) in sig.inputs.iter().zip(args) {
+            tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
+        }
+        let tile = run_body(&block.args, &block.body, tiles)?;
         let target = sig.outputs[0].1.apply(&p).map_err(ipf_err)?;
         for (j, cell) in target.points().enumerate() {
             let at: usize = cell.iter().zip(&out_strides).map(|(&c, &s)| c as usize * s).sum();
             if dtype.is_float() {
-                let v = tile.data().get_f64(first + j);
+                let v = tile.data().get_f64(j);
                 acc[at] = monoid.map_or(v, |m| m.combine_f64(acc[at], v));
             } else {
-                let v = tile.data().get_i64(first + j);
+                let v = tile.data().get_i64(j);
                 acc_int[at] = monoid.map_or(v, |m| m.combine_int(acc_int[at], v));
             }
         }
@@ -155,20 +160,19 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
     Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
 }
 
-/// Per input, the vector of the one cell each index point reads (in index order).
-fn gather_points(sig: &Signature, args: &[&Array]) -> Result<Vec<Array>, EvalError> {
-    let err = |e: crate::zspace::ZError| EvalError { op: None, message: e.0 };
-    let mut out = Vec::with_capacity(args.len());
-    for ((_, f), a) in sig.inputs.iter().zip(args) {
-        let s = strides(a.shape());
-        let mut picks = Vec::with_capacity(sig.index_range().size() as usize);
-        for p in sig.index_range().points() {
-            let cell = f.apply(&p).map_err(err)?;
-            picks.push(cell.start().iter().zip(&s).map(|(&c, &st)| c as usize * st).sum());
-        }
-        out.push(Array::new(vec![picks.len() as u64], a.data().gather(&picks)).expect("one cell per point"));
-    }
-    Ok(out)
+/// For every point of an index space of extents `index` (in index order), the row-major offset in a tensor of
+/// `shape` of the first cell of the box `f` selects: the IPF is affine, so the offsets step by fixed strides.
+fn box_starts(f: &Ipf, shape: &[u64], index: &[u64]) -> Vec<usize> {
+    let st = strides(shape);
+    let map = f.map();
+    let base: isize = (0..map.outputs()).map(|j| map.offset(j) as isize * st[j] as isize).sum();
+    let steps = (0..map.inputs()).map(|i| (0..map.outputs()).map(|j| map.coef(j, i) as isize * st[j] as isize).sum());
+    // Point 0 selects a box inside the tensor (signature correspondence), so `base` is a cell; an empty index
+    // space reads nothing.
+    let read = Read { offset: base.max(0) as usize, strides: steps.collect() };
+    let mut out = Vec::with_capacity(index.iter().product::<u64>() as usize);
+    for_each_offset(index, [&read], |[o]| out.push(o));
+    out
 }
 
 /// About how many cells evaluating `op` touches: its operands and result, times the contracted extent of a
