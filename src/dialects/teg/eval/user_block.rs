@@ -113,11 +113,7 @@ fn run_vectorized(block: &BlockPlan, inputs: Vec<Array>, n: u64) -> Result<Array
 pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
     let err = |message: String| EvalError { op: None, message };
     let sig = &block.sig;
-    let monoid = sig.reductions.first().map(|r| r.1);
-    let total = shape.iter().product::<u64>() as usize;
-    // Without a reduction every cell is written once, so the start value is never read.
-    let mut acc = vec![monoid.map_or(0.0, Monoid::identity_f64); total];
-    let mut acc_int = vec![monoid.map_or(0, |m| m.identity_int(dtype)); total];
+    let mut out = Output::new(sig.reductions.first().map(|r| r.1), shape, dtype);
     let out_strides = strides(shape);
     let ipf_err = |e: crate::zspace::ZError| err(e.0);
     if block.vectorized {
@@ -129,13 +125,7 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
         });
         let all = run_vectorized(block, inputs.collect(), index.iter().product())?;
         for (i, at) in box_starts(&sig.outputs[0].1, shape, &index).into_iter().enumerate() {
-            if dtype.is_float() {
-                let v = all.data().get_f64(i);
-                acc[at] = monoid.map_or(v, |m| m.combine_f64(acc[at], v));
-            } else {
-                let v = all.data().get_i64(i);
-                acc_int[at] = monoid.map_or(v, |m| m.combine_int(acc_int[at], v));
-            }
+            out.put(at, all.data(), i);
         }
     }
     for p in sig.index_range().points().filter(|_| !block.vectorized) {
@@ -147,17 +137,50 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
         let target = sig.outputs[0].1.apply(&p).map_err(ipf_err)?;
         for (j, cell) in target.points().enumerate() {
             let at: usize = cell.iter().zip(&out_strides).map(|(&c, &s)| c as usize * s).sum();
-            if dtype.is_float() {
-                let v = tile.data().get_f64(j);
-                acc[at] = monoid.map_or(v, |m| m.combine_f64(acc[at], v));
-            } else {
-                let v = tile.data().get_i64(j);
-                acc_int[at] = monoid.map_or(v, |m| m.combine_int(acc_int[at], v));
-            }
+            out.put(at, tile.data(), j);
         }
     }
-    let data = if dtype.is_float() { Data::from_f64(dtype, acc.into_iter()) } else { Data::from_i64(dtype, &acc_int) };
-    Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+    Ok(out.finish(shape))
+}
+
+/// A user block's result being built: each cell written, or along reduced index dimensions combined with the
+/// monoid, in `f64` for floats and wrapping `i64` for integers.
+struct Output {
+    monoid: Option<Monoid>,
+    dtype: DType,
+    floats: Vec<f64>,
+    ints: Vec<i64>,
+}
+
+impl Output {
+    fn new(monoid: Option<Monoid>, shape: &[u64], dtype: DType) -> Output {
+        let total = shape.iter().product::<u64>() as usize;
+        // Without a reduction every cell is written once, so the start value is never read.
+        let (floats, ints) = match dtype.is_float() {
+            true => (vec![monoid.map_or(0.0, Monoid::identity_f64); total], Vec::new()),
+            false => (Vec::new(), vec![monoid.map_or(0, |m| m.identity_int(dtype)); total]),
+        };
+        Output { monoid, dtype, floats, ints }
+    }
+
+    /// Writes or combines cell `j` of `from` into result cell `at`.
+    fn put(&mut self, at: usize, from: &Data, j: usize) {
+        if self.dtype.is_float() {
+            let v = from.get_f64(j);
+            self.floats[at] = self.monoid.map_or(v, |m| m.combine_f64(self.floats[at], v));
+        } else {
+            let v = from.get_i64(j);
+            self.ints[at] = self.monoid.map_or(v, |m| m.combine_int(self.ints[at], v));
+        }
+    }
+
+    fn finish(self, shape: &[u64]) -> Array {
+        let data = match self.dtype.is_float() {
+            true => Data::from_f64(self.dtype, self.floats.into_iter()),
+            false => Data::from_i64(self.dtype, &self.ints),
+        };
+        Array::new(shape.to_vec(), data).expect("shape and count agree")
+    }
 }
 
 /// For every point of an index space of extents `index` (in index order), the row-major offset in a tensor of
@@ -183,6 +206,8 @@ fn work(ctx: &Context, op: OpId) -> u128 {
     let result = ctx.body.results(op).map(|v| cells(&shape(v))).fold(0u128, u128::saturating_add);
     match ctx.op_name(op) {
         "teg.matmul" | "teg.linear" => result.saturating_mul(cells(&operand(0)[operand(0).len().saturating_sub(1)..])),
+        // At most every cell of x per result cell (the summed extent is a part of x).
+        "teg.contract" => result.saturating_mul(cells(&operand(0))),
         "teg.conv2d" => result.saturating_mul(cells(operand(1).get(1..).unwrap_or(&[]))),
         "teg.block" => {
             let Ok(sig) = declared_signature(ctx, op) else { return u128::MAX };

@@ -3,6 +3,7 @@
 //! cells sits (an offset and a signed stride per dimension). Cell ops read views in place; any other op reads a
 //! dense copy, made when it needs one.
 
+use super::broadcast::{for_each_offset, Read};
 use crate::array::{strides, Array};
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -39,12 +40,6 @@ impl Strided {
     pub fn dense(shape: &[u64]) -> Strided {
         let strides = strides(shape).into_iter().map(|s| s as isize).collect();
         Strided { shape: shape.to_vec(), offset: 0, strides }
-    }
-
-    /// The base offset of the cell at `coord`.
-    fn at(&self, coord: &[u64]) -> usize {
-        let delta: isize = coord.iter().zip(&self.strides).map(|(&c, &s)| c as isize * s).sum();
-        (self.offset as isize + delta) as usize
     }
 }
 
@@ -86,17 +81,7 @@ impl<'a> Value<'a> {
             None => Cow::Borrowed(self.base()),
             Some(l) => {
                 let mut picks = Vec::with_capacity(l.shape.iter().product::<u64>() as usize);
-                let mut coord = vec![0u64; l.shape.len()];
-                for _ in 0..l.shape.iter().product::<u64>() {
-                    picks.push(l.at(&coord));
-                    for k in (0..coord.len()).rev() {
-                        coord[k] += 1;
-                        if coord[k] < l.shape[k] {
-                            break;
-                        }
-                        coord[k] = 0;
-                    }
-                }
+                for_each_offset(&l.shape, [&Read::of_layout(l)], |[at]| picks.push(at));
                 Cow::Owned(Array::new(l.shape.clone(), self.base().data().gather(&picks)).expect("the view's count"))
             }
         }
