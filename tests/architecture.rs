@@ -801,7 +801,7 @@ fn the_checker_sees_the_real_imports() {
     let has = |file: &str, target: &str| all.iter().any(|(f, _, t)| f == file && t.starts_with(target));
     assert!(has("passes/layout_print.rs", "dialects::layout::"), "use crate:: paths");
     assert!(has("passes/cse.rs", "passes::pass::"), "use super:: paths");
-    assert!(has("dialects/teg/eval/block.rs", "dialects::teg::kind::Binary::Mul"), "paths in function bodies");
+    assert!(has("dialects/teg/eval/block.rs", "dialects::teg::ops::Binary::Mul"), "paths in function bodies");
     assert!(has("ir/body.rs", "ir::entity::define_id"), "crate::m! resolves to the module defining m");
     assert!(all.len() > 500, "only {} crate paths found", all.len());
     let grammar = grammar_imports(&fs::read_to_string(repo().join("grammar/tap.lalrpop")).unwrap());
@@ -944,11 +944,11 @@ const PLANTED: &[(&str, &str, &str)] = &[
     // A multi-line grouped use in a dialect, reported at the member's line.
     ("src/dialects/teg/verify.rs", "PLANT_GROUP", "dialects::layout::attr::LayoutAttr"),
     // `super::super::` out of teg into layout.
-    ("src/dialects/teg/kind.rs", "PLANT_SUPER", "dialects::layout::repr::Layout"),
-    // `self::super::` out of an inline module three levels down (`dialects::teg::kind::inner` → `dialects::layout`).
-    ("src/dialects/teg/kind.rs", "PLANT_INLINE", "dialects::layout::cute::X"),
+    ("src/dialects/teg/ops/attrs.rs", "PLANT_SUPER", "dialects::layout::repr::Layout"),
+    // `self::super::` out of an inline module three levels down (`dialects::teg::ops::attrs::inner` → `dialects::layout`).
+    ("src/dialects/teg/ops/attrs.rs", "PLANT_INLINE", "dialects::layout::cute::X"),
     // A fully qualified path inside a function body of a generic pass.
-    ("src/passes/cse.rs", "PLANT_BODY", "dialects::teg::kind::decode"),
+    ("src/passes/cse.rs", "PLANT_BODY", "dialects::teg::ops::decode"),
     // The same in a type and in a macro body.
     ("src/passes/dce.rs", "PLANT_TYPE", "dialects::arith::Fold"),
     ("src/passes/dce.rs", "PLANT_MACRO", "dialects::func::NAME"),
@@ -959,13 +959,13 @@ const PLANTED: &[(&str, &str, &str)] = &[
     // A dialect importing the passes.
     ("src/dialects/arith/mod.rs", "PLANT_DIALECT_PASSES", "passes::pass::Pass"),
     // A pass folder using a dialect it has no row for.
-    ("src/passes/teg_to_npu/patterns.rs", "PLANT_FOLDER", "dialects::teg::kind::OpKind"),
+    ("src/passes/teg_to_npu/patterns.rs", "PLANT_FOLDER", "dialects::teg::ops::OpKind"),
     // `render` importing `parse` (`render` is a file at the root, so `super::parse` is `crate::parse`).
     ("src/render.rs", "PLANT_RENDER", "parse::parse_file"),
     // A generic pass reaching a dialect through a dialect's pass.
     ("src/passes/dce.rs", "PLANT_THROUGH", "passes::layout_print::ENTRY"),
     // A grammar using another dialect.
-    ("grammar/layout.lalrpop", "PLANT_GRAMMAR", "dialects::teg::kind::OpKind"),
+    ("grammar/layout.lalrpop", "PLANT_GRAMMAR", "dialects::teg::ops::OpKind"),
 ];
 
 fn plant(s: &Scratch) {
@@ -974,14 +974,14 @@ fn plant(s: &Scratch) {
         "\n#[allow(unused_imports)]\nuse crate::{\n    ir::Context,\n    dialects::layout::attr::LayoutAttr, // PLANT_GROUP\n};\n",
     );
     s.append(
-        "src/dialects/teg/kind.rs",
-        "\n#[allow(unused_imports)]\nuse super::super::layout::repr::Layout; // PLANT_SUPER\n\
-         mod inner {\n    #[allow(unused_imports)]\n    use self::super::super::super::layout::cute::X; // PLANT_INLINE\n    \
+        "src/dialects/teg/ops/attrs.rs",
+        "\n#[allow(unused_imports)]\nuse super::super::super::layout::repr::Layout; // PLANT_SUPER\n\
+         mod inner {\n    #[allow(unused_imports)]\n    use self::super::super::super::super::layout::cute::X; // PLANT_INLINE\n    \
          #[allow(unused_imports)]\n    use self::deeper::Y; // stays inside: not a violation\n    mod deeper { pub struct Y; }\n}\n",
     );
     s.append(
         "src/passes/cse.rs",
-        "\n#[allow(dead_code)]\nfn planted() {\n    let _ = 1;\n    let _ = crate::dialects::teg::kind::decode; // PLANT_BODY\n}\n",
+        "\n#[allow(dead_code)]\nfn planted() {\n    let _ = 1;\n    let _ = crate::dialects::teg::ops::decode; // PLANT_BODY\n}\n",
     );
     s.append(
         "src/passes/dce.rs",
@@ -1002,12 +1002,12 @@ fn plant(s: &Scratch) {
     s.append("src/passes/teg_to_npu/mod.rs", "//! A planted conversion pass.\nmod patterns;\n");
     s.append(
         "src/passes/teg_to_npu/patterns.rs",
-        "//! Its patterns.\nuse crate::ir::Context;\nuse super::super::pass::Pass;\nuse crate::{\n    dialects::teg::kind::OpKind, // PLANT_FOLDER\n};\n",
+        "//! Its patterns.\nuse crate::ir::Context;\nuse super::super::pass::Pass;\nuse crate::{\n    dialects::teg::ops::OpKind, // PLANT_FOLDER\n};\n",
     );
     s.append("src/render.rs", "\n#[allow(unused_imports)]\nuse super::parse::parse_file; // PLANT_RENDER\n");
     s.append(
         "grammar/layout.lalrpop",
-        "\nuse crate::{\n    ir::Context,\n    dialects::teg::kind::OpKind, // PLANT_GRAMMAR\n};\n",
+        "\nuse crate::{\n    ir::Context,\n    dialects::teg::ops::OpKind, // PLANT_GRAMMAR\n};\n",
     );
 }
 

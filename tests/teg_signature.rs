@@ -3,7 +3,7 @@
 //! point-by-point one both compared with marking every cell.
 
 use proptest::prelude::*;
-use tapestry::dialects::teg::kind::Monoid;
+use tapestry::dialects::teg::ops::Monoid;
 use tapestry::dialects::teg::signature::{check, Signature};
 use tapestry::zspace::{Ipf, ZAffineMap, ZRange};
 

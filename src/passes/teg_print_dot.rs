@@ -5,7 +5,7 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::kind::{decode, OpKind};
+use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::interfaces::sharding::{signature_of, Signature};
 use crate::ir::symbols::symbol_name;
@@ -96,28 +96,18 @@ fn dot(ctx: &Context, graph: OpId) -> String {
 fn node_style(ctx: &Context, op: OpId, kind: &OpKind) -> (&'static str, String) {
     let name = ctx.op_name(op).trim_start_matches("teg.").to_string();
     match kind {
-        OpKind::Source { name } => ("shape=invhouse, style=filled, fillcolor=\"#dbeafe\"", format!("source {name}")),
-        OpKind::Sink { name } => ("shape=house, style=filled, fillcolor=\"#dcfce7\"", format!("sink {name}")),
-        OpKind::SequencePoint => ("shape=diamond, width=0.3, height=0.3", String::new()),
-        OpKind::Block { name } => ("shape=box3d, style=filled, fillcolor=\"#fde68a\"", format!("block {name}")),
-        OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
-            ("shape=box3d, style=filled, fillcolor=\"#fef3c7\"", name)
+        OpKind::Io(Io::Source { name }) => {
+            ("shape=invhouse, style=filled, fillcolor=\"#dbeafe\"", format!("source {name}"))
         }
-        OpKind::Unary(_)
-        | OpKind::Binary(_)
-        | OpKind::Clip { .. }
-        | OpKind::Cast
-        | OpKind::Compare(_)
-        | OpKind::Where => ("shape=ellipse", name),
-        OpKind::Reduce { dims, monoid, .. } => {
-            ("shape=ellipse, peripheries=2", format!("reduce {} over {}", monoid.name(), dims.join(", ")))
+        OpKind::Io(Io::Sink { name }) => ("shape=house, style=filled, fillcolor=\"#dcfce7\"", format!("sink {name}")),
+        OpKind::Io(Io::SequencePoint) => ("shape=diamond, width=0.3, height=0.3", String::new()),
+        OpKind::Block(b) => ("shape=box3d, style=filled, fillcolor=\"#fde68a\"", format!("block {}", b.name)),
+        OpKind::Contraction(_) | OpKind::Conv2d(_) => ("shape=box3d, style=filled, fillcolor=\"#fef3c7\"", name),
+        OpKind::Cell(_) => ("shape=ellipse", name),
+        OpKind::Reduce(r) => {
+            ("shape=ellipse, peripheries=2", format!("reduce {} over {}", r.monoid.name(), r.dims.join(", ")))
         }
-        OpKind::Zeros
-        | OpKind::Ones
-        | OpKind::Full(_)
-        | OpKind::Iota { .. }
-        | OpKind::Random { .. }
-        | OpKind::Index => ("shape=box, style=\"rounded,dashed\"", name),
+        OpKind::Generate(_) => ("shape=box, style=\"rounded,dashed\"", name),
         _ => ("shape=box, style=dashed", name),
     }
 }

@@ -2,9 +2,9 @@
 //! index maps, and the memory effects of the ops that talk to the outside world (sources read
 //! the bound inputs, sinks write the named outputs, sequence points order both). The other teg ops are `Pure`.
 
-use super::kind::decode;
+use super::ops::{decode, OpKind};
+use super::signature;
 use super::tensor_type::{as_tensor, tensor_type, TensorType};
-use super::{index_maps, infer, signature};
 use crate::interfaces::memory_effects::{Effect, EffectKind, MemoryEffects};
 use crate::interfaces::sharding::{IndexMaps, ShardingInterface, Signature};
 use crate::ir::infer_types::InferResultTypes;
@@ -33,28 +33,32 @@ impl ShardingInterface for TegSharding {
         signature::signature_of(ctx, op)
     }
 
-    /// Block operators' from their signatures, every other op's from `index_maps::of_op`.
+    /// Every op's from its family (a block operator's from its signature).
     fn index_maps(&self, ctx: &Context, op: OpId) -> Option<IndexMaps> {
-        if let Some(sig) = self.signature(ctx, op) {
-            return Some(IndexMaps::from_signature(sig));
-        }
-        let kind = decode(ctx, op).ok()?;
-        let types: Vec<&TensorType> =
-            ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
+        let (kind, types) = decoded(ctx, op)?;
         let result = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v)));
-        index_maps::of_op(&kind, &types, result)
+        kind.family().index_maps(&types, result)
     }
 }
 
-/// Result types from operands and attributes, for the ops whose rule gives them (`infer::inferred`).
+/// `op` decoded, with its operand types, if it has as many operands as it takes and all are tensors (the rules
+/// index operands by position; parsing asks for inferred types before the verifier has counted them).
+fn decoded(ctx: &Context, op: OpId) -> Option<(OpKind, Vec<&TensorType>)> {
+    let arity = ctx.registered(op)?.info.operands;
+    let types: Vec<&TensorType> =
+        ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
+    arity.admits(types.len()).then_some(())?;
+    Some((decode(ctx, op).ok()?, types))
+}
+
+/// Result types from operands and attributes, for the ops whose family infers them.
 struct TegInference;
 
 impl TegInference {
     fn inferred(ctx: &Context, op: OpId) -> Option<Result<TensorType, String>> {
-        let kind = decode(ctx, op).ok()?;
-        let types: Option<Vec<&TensorType>> =
-            ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect();
-        infer::inferred(&kind, &types?)
+        let (kind, types) = decoded(ctx, op)?;
+        let unused = TensorType { dims: Vec::new(), dtype: crate::array::DType::F32 };
+        kind.family().infers().then(|| kind.family().result_type(&types, &unused))
     }
 }
 

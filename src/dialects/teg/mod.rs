@@ -4,10 +4,7 @@
 
 pub mod block_op;
 pub mod eval;
-pub mod index_maps;
-pub mod infer;
 pub mod interfaces;
-pub mod kind;
 pub mod ops;
 pub mod signature;
 pub mod tensor_type;
@@ -26,13 +23,7 @@ pub fn register(registry: &mut Registry) {
         parse_attr: None,
         materialize_constant: None,
     });
-    registry.register_op(ops::GRAPH);
-    let families: [&[crate::ir::OpInfo]; 6] =
-        [ops::IO, ops::CELL, ops::VIEWS, ops::GENERATORS, ops::BLOCKS, ops::USER_BLOCK];
-    for info in families.into_iter().flatten() {
-        registry.register_op(*info);
-    }
-    registry.register_op(ops::REDUCE);
+    ops::register(registry);
     interfaces::attach(registry);
 }
 

@@ -1,17 +1,15 @@
 //! Block operator signatures: an index space (named dimensions with extents) and an IPF per input and output, so
-//! that an operator can be sharded mechanically. The built-in operators derive theirs from their operand types;
-//! the verifier checks every signature: the index space projected through each IPF must cover exactly the
-//! tensor's range, and an output IPF must not send two index points to the same cell unless the index dimension
-//! that separates them is a declared reduction.
+//! that an operator can be sharded mechanically (each block operator's family builds its own). The verifier checks
+//! every signature: the index space projected through each IPF must cover exactly the tensor's range, and an
+//! output IPF must not send two index points to the same cell unless the index dimension that separates them is a
+//! declared reduction.
 
-use super::kind::{Monoid, OpKind};
-use super::tensor_type::TensorType;
 use crate::zspace::{Ipf, ZAffineMap, ZRange};
 
 pub use crate::interfaces::sharding::Signature;
 
 /// An IPF from rows `(index dim or none, coefficient, offset, extent)`, one per tensor dimension.
-fn ipf(rank: usize, rows: &[(Option<usize>, i64, i64, u64)]) -> Ipf {
+pub fn ipf(rank: usize, rows: &[(Option<usize>, i64, i64, u64)]) -> Ipf {
     let matrix = rows
         .iter()
         .map(|&(dim, coef, _, _)| (0..rank).map(|i| if Some(i) == dim { coef } else { 0 }).collect())
@@ -19,79 +17,6 @@ fn ipf(rank: usize, rows: &[(Option<usize>, i64, i64, u64)]) -> Ipf {
     let offset = rows.iter().map(|r| r.2).collect();
     let map = ZAffineMap::new(rank, matrix, offset).expect("rows of the index rank");
     Ipf::new(map, rows.iter().map(|r| r.3).collect()).expect("one extent per row")
-}
-
-/// The signature of a built-in block operator with these operand and result types (`None` for other ops).
-pub fn builtin(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> Option<Signature> {
-    match kind {
-        OpKind::Matmul | OpKind::Linear | OpKind::Contract => Some(contraction(kind, operands, result)),
-        OpKind::Prod => Some(prod(operands, result)),
-        OpKind::Conv2d { strides, dilations, padding } => {
-            Some(conv2d(operands, result, *strides, *dilations, *padding))
-        }
-        _ => None,
-    }
-}
-
-/// A contraction by dimension names (`contract`, and `matmul` and `linear`, its cases): the index space is the
-/// result's dimensions, then the summed ones (in both operands, not in the result) in `x`'s order; every tensor
-/// reads its dimensions at their index positions, and the summed dimensions are `sum` reductions. For
-/// `x[b.., k] · w[k, n]` that is index `(b.., n, k)`.
-fn contraction(kind: &OpKind, operands: &[&TensorType], result: &TensorType) -> Signature {
-    let (x, w) = (operands[0], operands[1]);
-    let mut index = result.dims.clone();
-    let summed = x.dims.iter().filter(|d| w.position(&d.0).is_some() && result.position(&d.0).is_none());
-    index.extend(summed.cloned());
-    let rank = index.len();
-    let at = |t: &TensorType| -> Ipf {
-        let rows: Vec<_> = t.dims.iter().map(|d| (index.iter().position(|i| i.0 == d.0), 1, 0, 1)).collect();
-        ipf(rank, &rows)
-    };
-    let mut inputs = vec![("x".to_string(), at(x)), ("w".to_string(), at(w))];
-    if let OpKind::Linear = kind {
-        inputs.push(("b".to_string(), at(operands[2])));
-    }
-    let reductions = (result.dims.len()..rank).map(|i| (i, Monoid::Sum)).collect();
-    let outputs = vec![("y".into(), at(result))];
-    Signature { index, inputs, outputs, reductions }
-}
-
-/// `p[b.., in, out] = x[b.., in] · w[in, out]`: every index dimension parallel.
-fn prod(operands: &[&TensorType], result: &TensorType) -> Signature {
-    let x = operands[0];
-    let index = result.dims.clone();
-    let rank = index.len();
-    let unit = |d: usize| (Some(d), 1, 0, 1);
-    let x_rows: Vec<_> = (0..x.dims.len()).map(unit).collect();
-    let w_rows = [unit(rank - 2), unit(rank - 1)];
-    let p_rows: Vec<_> = (0..rank).map(unit).collect();
-    Signature {
-        index,
-        inputs: vec![("x".into(), ipf(rank, &x_rows)), ("w".into(), ipf(rank, &w_rows))],
-        outputs: vec![("p".into(), ipf(rank, &p_rows))],
-        reductions: Vec::new(),
-    }
-}
-
-/// Index `(n, o, oh, ow, c)`, `c` a sum: x is read through windows of the padded input, one channel per point,
-/// the kernels one channel of one output channel per point. With `c` in the index space a convolution shards over
-/// input channels (partial sums) as matmul does over `k`.
-fn conv2d(operands: &[&TensorType], result: &TensorType, s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Signature {
-    let (x, k) = (operands[0], operands[1]);
-    let mut index = result.dims.clone();
-    index.push(x.dims[1].clone());
-    let c = 4;
-    let window = |i: usize| ((k.dims[2 + i].1 as i64 - 1) * d[i] + 1) as u64;
-    let x_rows =
-        [(Some(0), 1, 0, 1), (Some(c), 1, 0, 1), (Some(2), s[0], -p[0], window(0)), (Some(3), s[1], -p[1], window(1))];
-    let k_rows = [(Some(1), 1, 0, 1), (Some(c), 1, 0, 1), (None, 0, 0, k.dims[2].1), (None, 0, 0, k.dims[3].1)];
-    let y_rows: Vec<_> = (0..4).map(|i| (Some(i), 1, 0, 1)).collect();
-    Signature {
-        index,
-        inputs: vec![("x".into(), ipf(5, &x_rows)), ("k".into(), ipf(5, &k_rows))],
-        outputs: vec![("y".into(), ipf(5, &y_rows))],
-        reductions: vec![(c, Monoid::Sum)],
-    }
 }
 
 /// Checks signature correspondence and that each output is written exactly once. `inputs` and `outputs` are the
@@ -237,17 +162,14 @@ fn exactly_once_by_points(name: &str, f: &Ipf, points: &ZRange, dim: &str) -> Re
     }
 }
 
-/// The signature of a verified TEG block operator: built in, or declared by a `teg.block`.
+/// The signature of a verified TEG block operator, built in or declared (its family's).
 pub fn signature_of(ctx: &crate::ir::Context, op: crate::ir::OpId) -> Option<Signature> {
     use super::tensor_type::as_tensor;
     if !ctx.op_name(op).starts_with("teg.") {
         return None;
     }
-    let kind = super::kind::decode(ctx, op).ok()?;
-    if let OpKind::Block { .. } = kind {
-        return super::block_op::declared_signature(ctx, op).ok();
-    }
+    let kind = super::ops::decode(ctx, op).ok()?;
     let types: Vec<_> = ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
     let result = as_tensor(ctx, ctx.body.value_type(ctx.body.results(op).next()?))?;
-    builtin(&kind, &types, result)
+    kind.family().signature(&types, result)
 }

@@ -2,9 +2,8 @@
 //! extents) and a block operator's signature must correspond to its tensors; per graph, sources and sinks have
 //! unique names and a sink's token goes only to sequence points.
 
-use super::block_op::{check_body, check_boxes, declared_signature};
-use super::infer::result_type;
-use super::kind::{decode, OpKind};
+use super::block_op::{check_body, check_boxes};
+use super::ops::{decode, Io, OpKind};
 use super::signature;
 use super::tensor_type::{as_tensor, is_token, TensorType};
 use crate::interfaces::layout::layout_of;
@@ -20,14 +19,14 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let body = &ctx.body;
     let operand_types: Vec<_> = body.operands(op).map(|v| body.value_type(v)).collect();
     match kind {
-        OpKind::SequencePoint => {
+        OpKind::Io(Io::SequencePoint) => {
             if let Some(i) = operand_types.iter().position(|&t| !is_token(ctx, t)) {
                 return Err(op_error(ctx, op, format!("operand #{i} must be a !teg.token (from a sink)")));
             }
             return Ok(());
         }
-        OpKind::Yield => return Ok(()),
-        OpKind::Sink { .. } => {
+        OpKind::Io(Io::Yield) => return Ok(()),
+        OpKind::Io(Io::Sink { .. }) => {
             let result = body.value_type(body.result(op, 0));
             if as_tensor(ctx, operand_types[0]).is_none() || !is_token(ctx, result) {
                 return Err(op_error(ctx, op, "takes a !teg.tensor and gives a !teg.token"));
@@ -43,23 +42,24 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     }
     let declared = as_tensor(ctx, body.value_type(body.result(op, 0)))
         .ok_or_else(|| op_error(ctx, op, "the result must be a !teg.tensor"))?;
-    let expected = result_type(&kind, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
+    let family = kind.family();
+    let expected = family.result_type(&operands, declared).map_err(|e| op_error(ctx, op, e))?;
     if expected != *declared {
         let msg = format!("result type is !teg.tensor<{declared}> but the operands give !teg.tensor<{expected}>");
         return Err(op_error(ctx, op, msg));
     }
-    if let OpKind::Source { .. } = kind {
+    if let OpKind::Io(Io::Source { .. }) = kind {
         check_source_attrs(ctx, op, declared).map_err(|e| op_error(ctx, op, e))?;
     }
-    if let Some(sig) = signature::builtin(&kind, &operands, declared) {
+    if let OpKind::Block(block) = &kind {
+        let tensors: Vec<&TensorType> = operands.iter().copied().chain([declared]).collect();
+        check_boxes(&block.sig, &tensors).map_err(|e| op_error(ctx, op, e))?;
+    }
+    if let Some(sig) = family.signature(&operands, declared) {
         check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     }
-    if let OpKind::Block { .. } = kind {
-        let sig = declared_signature(ctx, op).map_err(|e| op_error(ctx, op, e))?;
-        let tensors: Vec<&TensorType> = operands.iter().copied().chain([declared]).collect();
-        check_boxes(&sig, &tensors).map_err(|e| op_error(ctx, op, e))?;
-        check_signature(&kind, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
-        check_body(ctx, op, &sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
+    if let OpKind::Block(block) = &kind {
+        check_body(ctx, op, &block.sig, &operands, declared).map_err(|e| op_error(ctx, op, e))?;
     }
     Ok(())
 }
@@ -108,11 +108,8 @@ fn check_signature(
     result: &TensorType,
 ) -> Result<(), String> {
     let mut inputs: Vec<(ZRange, bool)> = operands.iter().map(|t| (ZRange::of_shape(&t.shape()), false)).collect();
-    if let OpKind::Conv2d { padding, .. } = kind {
-        let shape = operands[0].shape();
-        let start = vec![0, 0, -padding[0], -padding[1]];
-        let end = vec![shape[0] as i64, shape[1] as i64, shape[2] as i64 + padding[0], shape[3] as i64 + padding[1]];
-        inputs[0] = (ZRange::new(start, end).map_err(|e| e.0)?, true);
+    if let OpKind::Conv2d(conv) = kind {
+        inputs[0] = (conv.padded_input(operands[0])?, true);
     }
     signature::check(sig, &inputs, &[ZRange::of_shape(&result.shape())])
 }
@@ -131,8 +128,8 @@ pub fn verify_graph(ctx: &Context, graph: OpId) -> Result<(), Diagnostic> {
                 return Err(op_error(ctx, op, "a teg.graph cannot hold another teg.graph"));
             }
             let (is_sink, name) = match decode(ctx, op) {
-                Ok(OpKind::Source { name }) => (false, name),
-                Ok(OpKind::Sink { name }) => {
+                Ok(OpKind::Io(Io::Source { name })) => (false, name),
+                Ok(OpKind::Io(Io::Sink { name })) => {
                     check_sink_uses(ctx, op)?;
                     (true, name)
                 }

@@ -2,34 +2,22 @@
 //! (the `gemm` crate, threaded, with AVX-512 kernels where the CPU has them) for `f32` and `f64` (`f16` and `bf16`
 //! through `f32`); integers contract in wrapping `i64`.
 
-use super::{fail, EvalError, Operands};
+use super::{fail, EvalError};
 use crate::array::alloc::Zeroable;
 use crate::array::{Array, DType, Data};
-use crate::dialects::teg::kind::OpKind;
 use std::borrow::Cow;
 
-/// Evaluates a built-in block operator whose result has `shape` (dimension `names`).
-pub fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String]) -> Result<Array, EvalError> {
-    let (x, w) = (ops.array(0), ops.array(1));
-    let dtype = x.dtype();
-    if shape.contains(&0) {
-        // Nothing to compute (and the loops over the other extents could be long).
-        return Ok(super::generate::full(dtype, shape, 0.0));
-    }
-    let data = match kind {
-        OpKind::Contract | OpKind::Matmul | OpKind::Linear => {
-            return super::contract::apply(ops, ops.arrays.get(2).copied(), shape, names)
-        }
-        OpKind::Prod => {
-            let k = *x.shape().last().unwrap_or(&1) as usize;
-            let n = w.shape()[1] as usize;
-            let m = x.shape()[..x.shape().len() - 1].iter().product::<u64>() as usize;
-            prod(x.data(), w.data(), m, k, n)
-        }
-        OpKind::Conv2d { strides, dilations, padding } => conv2d(x, w, shape, *strides, *dilations, *padding)?,
-        other => return fail(format!("{other:?} is not a built-in block operator")),
-    };
-    Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
+/// `prod`: `p[.., q, j] = x[.., q] · w[q, j]` with the result's extents `shape`.
+pub fn prod(x: &Array, w: &Array, shape: &[u64]) -> Array {
+    let k = *x.shape().last().unwrap_or(&1) as usize;
+    let n = w.shape()[1] as usize;
+    let m = x.shape()[..x.shape().len() - 1].iter().product::<u64>() as usize;
+    Array::new(shape.to_vec(), prod_cells(x.data(), w.data(), m, k, n)).expect("shape and count agree")
+}
+
+/// `conv2d` of `x` by kernels `k` with the result's extents `shape` (not empty).
+pub fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<Array, EvalError> {
+    Ok(Array::new(shape.to_vec(), conv2d_cells(x, k, shape, s, d, p)?).expect("shape and count agree"))
 }
 
 /// The left operand of a batched contraction: one `[m, k]` matrix per batch, or one for every batch.
@@ -100,7 +88,7 @@ fn batched<T>(a: &[T], lhs: Lhs, b: &[T], c: &mut [T], [m, k, n]: [usize; 3], ge
 }
 
 /// `p[i, q, j] = a[i, q] · b[q, j]`, in the element type.
-fn prod(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Data {
+fn prod_cells(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Data {
     let picks_a: Vec<usize> = (0..m * k * n).map(|e| e / n).collect();
     let picks_b: Vec<usize> = (0..m * k * n).map(|e| e % (k * n)).collect();
     let (x, y) = (a.gather(&picks_a), b.gather(&picks_b));
@@ -108,7 +96,7 @@ fn prod(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Data {
     let (x, y) = (Array::new(shape.clone(), x).expect("count"), Array::new(shape, y).expect("count"));
     let dense = super::broadcast::Read::dense(x.shape());
     let at = super::cell::Broadcast { shape: x.shape(), reads: vec![dense.clone(), dense] };
-    super::cell::binary(crate::dialects::teg::kind::Binary::Mul, &x, &y, &at).expect("same types").data().clone()
+    super::cell::binary(crate::dialects::teg::ops::Binary::Mul, &x, &y, &at).expect("same types").data().clone()
 }
 
 /// The row `bias` repeated `m` times.
@@ -198,7 +186,7 @@ pub const MAX_IM2COL: u64 = 1 << 28;
 
 /// Convolution through im2col: per image, the kernels `[o, c·kh·kw]` times the windows of the input laid out as
 /// columns `[c·kh·kw, oh·ow]`, which gives the output `[o, oh, ow]` in place (NCHW, no transposition).
-fn conv2d(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<Data, EvalError> {
+fn conv2d_cells(x: &Array, k: &Array, shape: &[u64], s: [i64; 2], d: [i64; 2], p: [i64; 2]) -> Result<Data, EvalError> {
     let g = Window {
         c: x.shape()[1] as usize,
         h: x.shape()[2] as i64,

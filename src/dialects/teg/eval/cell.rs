@@ -4,7 +4,7 @@ use super::broadcast::{self, Read, CHUNK};
 use super::{fail, EvalError};
 use crate::array::alloc::Zeroable;
 use crate::array::{round, Array, DType, Data};
-use crate::dialects::teg::kind::{Binary, Predicate, Unary};
+use crate::dialects::teg::ops::{Binary, Predicate, Unary};
 use half::{bf16, f16};
 use rayon::prelude::*;
 

@@ -7,7 +7,7 @@
 use super::block::{contract, Lhs};
 use super::broadcast::{for_each_offset, strides_in};
 
-use super::{EvalError, Operands};
+use super::EvalError;
 use crate::array::{Array, Data};
 use std::borrow::Cow;
 
@@ -33,10 +33,15 @@ impl Roles {
     }
 }
 
-/// `x · w` (+ `bias` on every row, for `linear`) with the result's extents `shape` and dimension `names`.
-pub fn apply(ops: &Operands, bias: Option<&Array>, shape: &[u64], names: &[String]) -> Result<Array, EvalError> {
-    let (x, w) = (ops.array(0), ops.array(1));
-    let (xn, wn) = (&ops.names[0], &ops.names[1]);
+/// `x · w` (+ `bias` on every row, for `linear`), each operand with its dimension names, with the result's extents
+/// `shape` and dimension `names`.
+pub fn apply(
+    (x, xn): (&Array, &[String]),
+    (w, wn): (&Array, &[String]),
+    bias: Option<&Array>,
+    shape: &[u64],
+    names: &[String],
+) -> Result<Array, EvalError> {
     let r = Roles::new(xn, wn, names);
     let extent = |d: &String| {
         let (names, shape) = if xn.contains(d) { (xn, x.shape()) } else { (wn, w.shape()) };

@@ -11,31 +11,33 @@
 //! operands compute in `f32`. `cast` from a float to an integer truncates toward zero and saturates (NaN gives 0);
 //! between integers it wraps; to `i1` it is `x != 0`.
 
-mod block;
+pub(crate) mod block;
 mod broadcast;
-mod cell;
-mod contract;
-mod generate;
+pub(crate) mod cell;
+pub(crate) mod contract;
+pub(crate) mod generate;
 mod plan;
-mod reduce;
+pub(crate) mod reduce;
 mod simd;
-mod user_block;
+pub(crate) mod user_block;
 mod value;
-mod views;
+pub(crate) mod views;
 
-use super::kind::{decode, OpKind};
+use super::ops::{decode, Cell, Io, OpKind};
 use super::tensor_type::{as_tensor, TensorType};
 use crate::array::{Array, DType};
 use crate::ir::verify::{verify, VerifyOptions};
 use crate::ir::{Context, OpId, ValueId};
 use broadcast::Read;
 use indexmap::IndexMap;
-use plan::{Plan, Step};
+use plan::{BlockPlan, Plan, Step};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 use value::Value;
+
+pub use value::Strided;
 
 /// A graph's inputs or outputs by name, in order (what [`evaluate`] takes and gives).
 pub type Values = IndexMap<String, Array>;
@@ -73,7 +75,7 @@ fn cells<T: crate::array::alloc::Zeroable>(n: usize) -> Result<Vec<T>, EvalError
 pub fn sources(ctx: &Context, graph: OpId) -> Vec<(String, Vec<u64>, DType)> {
     graph_ops(ctx, graph)
         .filter_map(|op| match decode(ctx, op) {
-            Ok(OpKind::Source { name }) => {
+            Ok(OpKind::Io(Io::Source { name })) => {
                 let t = as_tensor(ctx, ctx.body.value_type(ctx.body.result(op, 0)))?;
                 Some((name, t.shape(), t.dtype))
             }
@@ -165,7 +167,7 @@ impl<'a> State<'a> {
         dies: &dyn Fn(&ValueId) -> bool,
         ty: &TensorType,
     ) -> Result<Option<Array>, EvalError> {
-        if !matches!(step.kind, OpKind::Unary(_) | OpKind::Binary(_)) {
+        if !matches!(step.kind, OpKind::Cell(Cell::Unary(_) | Cell::Binary(_))) {
             return Ok(None);
         }
         let first = step.operands[0];
@@ -179,8 +181,8 @@ impl<'a> State<'a> {
             Err(v) => return self.keep(first, v),
         };
         match step.kind {
-            OpKind::Unary(u) => cell::unary_in_place(u, &mut value)?,
-            OpKind::Binary(b) => {
+            OpKind::Cell(Cell::Unary(u)) => cell::unary_in_place(u, &mut value)?,
+            OpKind::Cell(Cell::Binary(b)) => {
                 let other = &self.env[&step.operands[1]];
                 let reads =
                     vec![Read::dense(value.shape()), Read::of(&step.result_names, &step.names[1], &other.layout())];
@@ -206,7 +208,7 @@ impl<'a> State<'a> {
     ) -> Result<(), EvalError> {
         let copy = |i: usize| step.operands.get(i).and_then(|v| self.env.get(v)).map(|v| v.dense().into_owned());
         match &step.kind {
-            OpKind::Sink { name } => {
+            OpKind::Io(Io::Sink { name }) => {
                 // A value the sink reads last moves out instead of being copied.
                 let value = step.operands[0];
                 let v = if dies(&value) { self.env.remove(&value).map(Value::into_array) } else { copy(0) };
@@ -214,11 +216,11 @@ impl<'a> State<'a> {
                 self.sinks.insert(name.clone(), v);
                 return Ok(());
             }
-            OpKind::Yield => {
+            OpKind::Io(Io::Yield) => {
                 self.yielded = copy(0);
                 return Ok(());
             }
-            OpKind::SequencePoint => return Ok(()),
+            OpKind::Io(Io::SequencePoint) => return Ok(()),
             _ => {}
         }
         let Some((result, ty)) = &step.result else { return fail("the result is not a tensor") };
@@ -235,52 +237,21 @@ impl<'a> State<'a> {
         let shape = ty.shape();
         let values: Vec<&Value> = step.operands.iter().map(|v| &self.env[v]).collect();
         // A strided view shares its operand's cells.
-        let view = match values.as_slice() {
-            [x] => views::strided(&step.kind, &x.layout(), &step.names[0], &step.result_names, &shape),
+        let view = match (&step.kind, values.as_slice()) {
+            (OpKind::View(view), [x]) => view.strided(&x.layout(), &step.names[0], &step.result_names, &shape),
             _ => None,
         };
         let value = match (&step.kind, view) {
-            (OpKind::Source { name }, _) => Value::borrowed(bind(name, inputs, &shape, ty.dtype)?),
+            (OpKind::Io(Io::Source { name }), _) => Value::borrowed(bind(name, inputs, &shape, ty.dtype)?),
             (_, Some(layout)) => values[0].view(layout),
-            // Cell ops of several operands read broadcasts and views in place.
-            (OpKind::Binary(_) | OpKind::Compare(_) | OpKind::Where, None) => {
-                let reads = values.iter().zip(&step.names).map(|(v, n)| Read::of(&step.result_names, n, &v.layout()));
-                let bases: Vec<&Array> = values.iter().map(|v| v.base()).collect();
-                Value::owned(cell_op(&step.kind, &bases, &cell::Broadcast { shape: &shape, reads: reads.collect() })?)
-            }
             (kind, None) => {
-                let dense: Vec<Cow<Array>> = values.iter().map(|v| v.dense()).collect();
-                let args: Vec<&Array> = dense.iter().map(|a| &**a).collect();
-                Value::owned(match kind {
-                    OpKind::Block { .. } => {
-                        let block = step
-                            .block
-                            .as_deref()
-                            .ok_or_else(|| EvalError { op: None, message: "an unprepared block".into() })?;
-                        user_block::apply(block, &args, &shape, ty.dtype)?
-                    }
-                    _ => apply(
-                        kind,
-                        &Operands { arrays: &args, names: &step.names },
-                        &shape,
-                        &step.result_names,
-                        ty.dtype,
-                    )?,
-                })
+                let block = step.block.as_deref();
+                let args = Args::new(&values, &step.names, &shape, &step.result_names, ty.dtype, block);
+                Value::owned(kind.family().eval(&args)?)
             }
         };
         self.env.insert(*result, value);
         Ok(())
-    }
-}
-
-/// A cell op of several operands (binary, compare, where), each read as `at` says.
-fn cell_op(kind: &OpKind, arrays: &[&Array], at: &cell::Broadcast) -> Result<Array, EvalError> {
-    match kind {
-        OpKind::Binary(b) => cell::binary(*b, arrays[0], arrays[1], at),
-        OpKind::Compare(p) => Ok(cell::compare(*p, arrays[0], arrays[1], at)),
-        OpKind::Where => Ok(cell::select(arrays[0], arrays[1], arrays[2], at)),
-        other => fail(format!("{other:?} is not a cell op of several operands")),
     }
 }
 
@@ -313,56 +284,81 @@ fn bind<'a>(
     Ok(a)
 }
 
-/// The operands of an op: their arrays and dimension names.
-pub(crate) struct Operands<'a> {
-    arrays: &'a [&'a Array],
-    names: &'a [Vec<String>],
+/// What an op's evaluation reads: its operands (in place: views and broadcasts are not copied unless the op asks
+/// for a dense copy), their dimension names, and the result's extents, dimension names and element type.
+pub struct Args<'v, 'a> {
+    values: &'v [&'v Value<'a>],
+    /// Each operand's dimension names.
+    pub names: &'v [Vec<String>],
+    /// The result's extents.
+    pub shape: &'v [u64],
+    /// The result's dimension names.
+    pub out_names: &'v [String],
+    /// The result's element type.
+    pub dtype: DType,
+    block: Option<&'v BlockPlan>,
 }
 
-impl Operands<'_> {
-    fn array(&self, i: usize) -> &Array {
-        self.arrays[i]
+impl<'v, 'a> Args<'v, 'a> {
+    /// The arguments of an op reading `values` (dimension `names`) into a result of extents `shape`, dimension
+    /// `out_names` and element type `dtype`; `block` is a user block's prepared body.
+    pub(crate) fn new(
+        values: &'v [&'v Value<'a>],
+        names: &'v [Vec<String>],
+        shape: &'v [u64],
+        out_names: &'v [String],
+        dtype: DType,
+        block: Option<&'v BlockPlan>,
+    ) -> Self {
+        Args { values, names, shape, out_names, dtype, block }
+    }
+
+    /// How many operands.
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Whether the op has no operands.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Operand `i` as a dense array (a view copied out).
+    pub fn dense(&self, i: usize) -> Cow<'v, Array> {
+        self.values[i].dense()
+    }
+
+    /// The array holding operand `i`'s cells (for a view, read it through [`Args::broadcast`]).
+    pub fn base(&self, i: usize) -> &'v Array {
+        self.values[i].base()
+    }
+
+    /// How each operand's cells are read at the result's coordinates: by dimension name, through its layout.
+    pub(crate) fn broadcast(&self) -> cell::Broadcast<'v> {
+        let reads = self.values.iter().zip(self.names).map(|(v, n)| Read::of(self.out_names, n, &v.layout()));
+        cell::Broadcast { shape: self.shape, reads: reads.collect() }
+    }
+
+    /// How the dense copy of operand `i` is read at the coordinates of operand `of` (by dimension name).
+    pub(crate) fn strides_of(&self, i: usize, of: usize) -> Read {
+        broadcast::strides_in(&self.names[of], &self.names[i], &self.values[i].layout().shape)
     }
 
     /// The position of dimension `name` in operand `i`.
-    fn dim(&self, i: usize, name: &str) -> Result<usize, EvalError> {
+    pub fn dim(&self, i: usize, name: &str) -> Result<usize, EvalError> {
         match self.names[i].iter().position(|n| n == name) {
             Some(k) => Ok(k),
             None => fail(format!("operand {i} has no dimension {name}")),
         }
     }
+
+    /// A user block's prepared signature and body.
+    pub(crate) fn block(&self) -> Option<&'v BlockPlan> {
+        self.block
+    }
 }
 
-/// Computes one op's value.
-fn apply(kind: &OpKind, ops: &Operands, shape: &[u64], names: &[String], dtype: DType) -> Result<Array, EvalError> {
-    match kind {
-        OpKind::Unary(u) => cell::unary(*u, ops.array(0)),
-        OpKind::Clip { min, max } => Ok(cell::clip(ops.array(0), *min, *max)),
-        OpKind::Cast => Ok(cell::cast(ops.array(0), dtype)),
-        OpKind::Reduce { dims, monoid, default } => {
-            let axes = dims.iter().map(|d| ops.dim(0, d)).collect::<Result<Vec<_>, _>>()?;
-            let mask = (ops.arrays.len() > 1).then(|| {
-                let strides = broadcast::strides_in(&ops.names[0], &ops.names[1], ops.array(1).shape());
-                (ops.array(1), strides)
-            });
-            Ok(reduce::reduce(ops.array(0), &axes, *monoid, mask, *default))
-        }
-        OpKind::Zeros => Ok(generate::full(dtype, shape, 0.0)),
-        OpKind::Ones => Ok(generate::full(dtype, shape, 1.0)),
-        OpKind::Full(v) => Ok(generate::full(dtype, shape, *v)),
-        OpKind::Iota { dim } => Ok(generate::iota(dtype, shape, names.iter().position(|n| n == dim).unwrap_or(0))),
-        OpKind::Random { seed } => Ok(generate::random(dtype, shape, *seed)),
-        OpKind::Index => Ok(generate::index(dtype, shape)),
-        OpKind::Contract | OpKind::Matmul | OpKind::Linear | OpKind::Prod | OpKind::Conv2d { .. } => {
-            block::apply(kind, ops, shape, names)
-        }
-        OpKind::Binary(_) | OpKind::Compare(_) | OpKind::Where => {
-            let reads = ops.arrays.iter().zip(ops.names).map(|(a, n)| broadcast::strides_in(names, n, a.shape()));
-            cell_op(kind, ops.arrays, &cell::Broadcast { shape, reads: reads.collect() })
-        }
-        OpKind::Source { .. } | OpKind::Sink { .. } | OpKind::SequencePoint | OpKind::Block { .. } | OpKind::Yield => {
-            fail("not a value op")
-        }
-        _ => views::apply(kind, ops, shape, names),
-    }
+/// The cells of `x` read through `layout`, as an array of their own.
+pub fn copy_view(x: &Array, layout: Strided) -> Array {
+    Value::borrowed(x).view(layout).dense().into_owned()
 }

@@ -3,7 +3,7 @@
 //! evaluator runs plans; a block body's plan serves every index point.
 
 use super::EvalError;
-use crate::dialects::teg::kind::{decode, OpKind};
+use crate::dialects::teg::ops::{decode, OpKind};
 use crate::dialects::teg::tensor_type::{as_tensor, TensorType};
 use crate::ir::{Context, OpId, ValueId};
 use std::collections::HashMap;
@@ -60,8 +60,8 @@ pub fn plan(ctx: &Context, ops: impl Iterator<Item = OpId>) -> Result<Plan, Eval
             ctx.body.results(op).next().and_then(|v| Some((v, as_tensor(ctx, ctx.body.value_type(v))?.clone())));
         let result_names = names_of(result.as_ref().map(|r| &r.1));
         last_use.extend(operands.iter().map(|&v| (v, steps.len())));
-        let block = match kind {
-            OpKind::Block { .. } => Some(Box::new(super::user_block::prepare(ctx, op)?)),
+        let block = match &kind {
+            OpKind::Block(b) => Some(Box::new(super::user_block::prepare(ctx, op, b.sig.clone())?)),
             _ => None,
         };
         steps.push(Step { op, kind, operands, names, result, result_names, block });

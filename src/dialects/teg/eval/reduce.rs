@@ -8,7 +8,7 @@
 
 use super::broadcast::{for_each_offset, Read, Rows};
 use crate::array::{strides, Array, Data};
-use crate::dialects::teg::kind::Monoid;
+use crate::dialects::teg::ops::Monoid;
 use rayon::prelude::*;
 use std::borrow::Cow;
 

@@ -4,14 +4,13 @@
 //! for floats and wrapping `i64` for integers) into the output.
 
 use super::broadcast::{for_each_offset, Read};
-use super::cell::{self, Broadcast};
 use super::plan::{BlockPlan, Plan};
-use super::{run_body, EvalError};
+use super::value::Value;
+use super::{run_body, Args, EvalError};
 use crate::array::{strides, Array, DType, Data};
-use crate::dialects::teg::block_op::declared_signature;
-use crate::dialects::teg::kind::Monoid;
-use crate::dialects::teg::kind::OpKind;
+use crate::dialects::teg::ops::{decode, Contraction, Io, Monoid, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::interfaces::sharding::Signature;
 use crate::ir::ValueId;
 use crate::ir::{Context, OpId};
 use crate::zspace::{Ipf, ZRange};
@@ -24,17 +23,16 @@ pub const MAX_POINTS: u128 = 1 << 24;
 /// a bound on the evaluator's time, which is about a nanosecond per cell.
 pub const MAX_CELLS: u128 = 1 << 32;
 
-/// Prepares the `teg.block` op `op`: its signature and body plan, after checking the evaluator's limits.
-pub fn prepare(ctx: &Context, op: OpId) -> Result<BlockPlan, EvalError> {
+/// Prepares the `teg.block` op `op` of signature `sig`: its body's plan, after checking the evaluator's limits.
+pub fn prepare(ctx: &Context, op: OpId, sig: Signature) -> Result<BlockPlan, EvalError> {
     let err = |message: String| EvalError { op: Some(op), message };
-    let sig = declared_signature(ctx, op).map_err(err)?;
     let points = sig.index_range().size();
     if points > MAX_POINTS {
         return Err(err(format!(
             "the index space has {points} points; the evaluator runs a body at most {MAX_POINTS} times"
         )));
     }
-    let cells = work(ctx, op);
+    let cells = block_work(ctx, op, &sig);
     if cells > MAX_CELLS {
         return Err(err(format!(
             "the body touches {cells} cells over its {points} index points, more than the evaluator's limit of {MAX_CELLS}"
@@ -49,57 +47,32 @@ pub fn prepare(ctx: &Context, op: OpId) -> Result<BlockPlan, EvalError> {
 }
 
 /// Whether a body can run over all index points at once: every value it makes is one cell and every op is
-/// elementwise (cell ops, casts, constants, and views that only rename a one-cell tensor), so that running it on
-/// vectors holding the cells of every point computes each point's cell as running it point by point does.
+/// elementwise (its family says so: cell ops, constants, views that only rename a one-cell tensor), so that running
+/// it on vectors holding the cells of every point computes each point's cell as running it point by point does.
 fn vectorizable(body: &Plan) -> bool {
-    body.steps.iter().all(|s| {
-        let elementwise = matches!(
-            s.kind,
-            OpKind::Unary(_)
-                | OpKind::Binary(_)
-                | OpKind::Clip { .. }
-                | OpKind::Cast
-                | OpKind::Compare(_)
-                | OpKind::Where
-                | OpKind::Zeros
-                | OpKind::Ones
-                | OpKind::Full(_)
-                | OpKind::Squeeze { .. }
-                | OpKind::Unsqueeze { .. }
-                | OpKind::Permute { .. }
-                | OpKind::Yield
-        );
-        elementwise && s.result.as_ref().is_none_or(|(_, t)| t.size() == 1)
-    })
+    body.steps.iter().all(|s| s.kind.family().elementwise() && s.result.as_ref().is_none_or(|(_, t)| t.size() == 1))
 }
 
 /// Runs a vectorizable body once, on vectors holding every index point's input cell (in index order); returns
-/// the vector of every point's output cell.
+/// the vector of every point's output cell. Each op is evaluated by its family on vectors of shape `[n]`, every
+/// operand read by one name.
 fn run_vectorized(block: &BlockPlan, inputs: Vec<Array>, n: u64) -> Result<Array, EvalError> {
     let mut env: HashMap<ValueId, Array> = block.args.iter().copied().zip(inputs).collect();
-    let dense = || Read::dense(&[n]);
-    let at = Broadcast { shape: &[n], reads: vec![dense(), dense(), dense()] };
+    let point = vec!["point".to_string()];
+    let shape = [n];
     for step in &block.body.steps {
-        let arg = |i: usize| &env[&step.operands[i]];
-        let dtype = step.result.as_ref().map(|r| r.1.dtype);
+        let vector = |i: usize| &env[&step.operands[i]];
         let value = match &step.kind {
-            OpKind::Yield => return Ok(arg(0).clone()),
-            OpKind::Unary(u) => cell::unary(*u, arg(0))?,
-            OpKind::Binary(b) => cell::binary(*b, arg(0), arg(1), &at)?,
-            OpKind::Clip { min, max } => cell::clip(arg(0), *min, *max),
-            OpKind::Cast => cell::cast(arg(0), dtype.unwrap_or(arg(0).dtype())),
-            OpKind::Compare(p) => cell::compare(*p, arg(0), arg(1), &at),
-            OpKind::Where => cell::select(arg(0), arg(1), arg(2), &at),
-            OpKind::Zeros | OpKind::Ones | OpKind::Full(_) => {
-                let v = match step.kind {
-                    OpKind::Full(v) => v,
-                    OpKind::Ones => 1.0,
-                    _ => 0.0,
-                };
-                super::generate::full(dtype.unwrap_or(DType::F32), &[n], v)
-            }
+            OpKind::Io(Io::Yield) => return Ok(vector(0).clone()),
             // One cell renamed: the same vector.
-            _ => arg(0).clone(),
+            OpKind::View(_) => vector(0).clone(),
+            kind => {
+                let values: Vec<Value> = (0..step.operands.len()).map(|i| Value::borrowed(vector(i))).collect();
+                let refs: Vec<&Value> = values.iter().collect();
+                let names = vec![point.clone(); refs.len()];
+                let dtype = step.result.as_ref().map_or(DType::F32, |r| r.1.dtype);
+                kind.family().eval(&Args::new(&refs, &names, &shape, &point, dtype, None))?
+            }
         };
         if let Some((r, _)) = &step.result {
             env.insert(*r, value);
@@ -198,24 +171,27 @@ fn box_starts(f: &Ipf, shape: &[u64], index: &[u64]) -> Vec<usize> {
     out
 }
 
-/// About how many cells evaluating `op` touches: its operands and result, times the contracted extent of a
-/// contraction; for a block, its input boxes and body ops once per index point.
+/// About how many cells a block of signature `sig` touches: its input boxes and body ops once per index point.
+fn block_work(ctx: &Context, op: OpId, sig: &Signature) -> u128 {
+    let boxes = sig.inputs.iter().map(|(_, f)| cells(f.shape())).fold(0u128, u128::saturating_add);
+    let body = ctx.body.region(ctx.body.regions(op)[0]).blocks[0];
+    let inner = ctx.body.block_ops(body).map(|o| work(ctx, o)).fold(0u128, u128::saturating_add);
+    sig.index_range().size().saturating_mul(boxes.saturating_add(inner))
+}
+
+/// About how many cells evaluating the body op `op` touches: its operands and result, times the contracted extent
+/// of a contraction.
 fn work(ctx: &Context, op: OpId) -> u128 {
     let shape = |v| as_tensor(ctx, ctx.body.value_type(v)).map_or(vec![], |t| t.shape());
     let operand = |i| ctx.body.operands(op).nth(i).map_or(vec![], shape);
     let result = ctx.body.results(op).map(|v| cells(&shape(v))).fold(0u128, u128::saturating_add);
-    match ctx.op_name(op) {
-        "teg.matmul" | "teg.linear" => result.saturating_mul(cells(&operand(0)[operand(0).len().saturating_sub(1)..])),
-        // At most every cell of x per result cell (the summed extent is a part of x).
-        "teg.contract" => result.saturating_mul(cells(&operand(0))),
-        "teg.conv2d" => result.saturating_mul(cells(operand(1).get(1..).unwrap_or(&[]))),
-        "teg.block" => {
-            let Ok(sig) = declared_signature(ctx, op) else { return u128::MAX };
-            let boxes = sig.inputs.iter().map(|(_, f)| cells(f.shape())).fold(0u128, u128::saturating_add);
-            let body = ctx.body.region(ctx.body.regions(op)[0]).blocks[0];
-            let inner = ctx.body.block_ops(body).map(|o| work(ctx, o)).fold(0u128, u128::saturating_add);
-            sig.index_range().size().saturating_mul(boxes.saturating_add(inner))
+    match decode(ctx, op) {
+        Ok(OpKind::Contraction(Contraction::Matmul | Contraction::Linear)) => {
+            result.saturating_mul(cells(&operand(0)[operand(0).len().saturating_sub(1)..]))
         }
+        // At most every cell of x per result cell (the summed extent is a part of x).
+        Ok(OpKind::Contraction(Contraction::Contract)) => result.saturating_mul(cells(&operand(0))),
+        Ok(OpKind::Conv2d(_)) => result.saturating_mul(cells(operand(1).get(1..).unwrap_or(&[]))),
         _ => ctx.body.operands(op).map(|v| cells(&shape(v))).fold(result, u128::saturating_add),
     }
 }

@@ -41,6 +41,12 @@ impl Strided {
         let strides = strides(shape).into_iter().map(|s| s as isize).collect();
         Strided { shape: shape.to_vec(), offset: 0, strides }
     }
+
+    /// `x` (dimension `names`) broadcast by dimension name to a result of dimension `out` and extents `shape`.
+    pub fn broadcast_to(out: &[String], names: &[String], x: &Strided, shape: &[u64]) -> Strided {
+        let read = Read::of(out, names, x);
+        Strided { shape: shape.to_vec(), offset: read.offset, strides: read.strides }
+    }
 }
 
 impl<'a> Value<'a> {
