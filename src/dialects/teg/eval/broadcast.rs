@@ -117,24 +117,27 @@ pub fn zip<T: Copy + Send + Sync + Zeroable>(
     let (ia, ib) = (ra.inner(), rb.inner());
     out.par_chunks_mut(rows_per_task * inner).enumerate().for_each(|(task, chunk)| {
         let mut rows = Rows::at(outer, task * rows_per_task, [ra, rb]);
-        vectorized(|| {
-            for row in chunk.chunks_mut(inner) {
-                let [oa, ob] = rows.offsets;
-                match (ia, ib) {
-                    (1, 1) => {
-                        for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
-                            *o = f(x, y);
+        vectorized(
+            #[inline(always)]
+            || {
+                for row in chunk.chunks_mut(inner) {
+                    let [oa, ob] = rows.offsets;
+                    match (ia, ib) {
+                        (1, 1) => {
+                            for ((o, &x), &y) in row.iter_mut().zip(&a[oa..oa + inner]).zip(&b[ob..ob + inner]) {
+                                *o = f(x, y);
+                            }
                         }
+                        (1, 0) => row.iter_mut().zip(&a[oa..oa + inner]).for_each(|(o, &x)| *o = f(x, b[ob])),
+                        (0, 1) => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(o, &y)| *o = f(a[oa], y)),
+                        _ => row.iter_mut().enumerate().for_each(|(i, o)| {
+                            *o = f(a[step(oa, i, ia)], b[step(ob, i, ib)]);
+                        }),
                     }
-                    (1, 0) => row.iter_mut().zip(&a[oa..oa + inner]).for_each(|(o, &x)| *o = f(x, b[ob])),
-                    (0, 1) => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(o, &y)| *o = f(a[oa], y)),
-                    _ => row.iter_mut().enumerate().for_each(|(i, o)| {
-                        *o = f(a[step(oa, i, ia)], b[step(ob, i, ib)]);
-                    }),
+                    rows.next();
                 }
-                rows.next();
-            }
-        });
+            },
+        );
     });
     Ok(out)
 }
@@ -162,17 +165,20 @@ pub fn zip_into<T: Copy + Send + Sync>(
     let ib = rb.inner();
     a.par_chunks_mut(rows_per_task * inner).enumerate().for_each(|(task, chunk)| {
         let mut rows = Rows::at(outer, task * rows_per_task, [rb]);
-        vectorized(|| {
-            for row in chunk.chunks_mut(inner) {
-                let [ob] = rows.offsets;
-                match ib {
-                    1 => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(x, &y)| *x = f(*x, y)),
-                    0 => row.iter_mut().for_each(|x| *x = f(*x, b[ob])),
-                    _ => row.iter_mut().enumerate().for_each(|(i, x)| *x = f(*x, b[step(ob, i, ib)])),
+        vectorized(
+            #[inline(always)]
+            || {
+                for row in chunk.chunks_mut(inner) {
+                    let [ob] = rows.offsets;
+                    match ib {
+                        1 => row.iter_mut().zip(&b[ob..ob + inner]).for_each(|(x, &y)| *x = f(*x, y)),
+                        0 => row.iter_mut().for_each(|x| *x = f(*x, b[ob])),
+                        _ => row.iter_mut().enumerate().for_each(|(i, x)| *x = f(*x, b[step(ob, i, ib)])),
+                    }
+                    rows.next();
                 }
-                rows.next();
-            }
-        })
+            },
+        )
     });
 }
 
@@ -184,9 +190,12 @@ fn dense<T: Copy + Send + Sync + Zeroable>(
     f: &(impl Fn(T, T) -> T + Sync),
 ) -> Result<Vec<T>, EvalError> {
     let mut out = super::cells(a.len())?;
-    out.par_chunks_mut(CHUNK)
-        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
-        .for_each(|(o, (x, y))| vectorized(|| o.iter_mut().zip(x).zip(y).for_each(|((o, &x), &y)| *o = f(x, y))));
+    out.par_chunks_mut(CHUNK).zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK))).for_each(|(o, (x, y))| {
+        vectorized(
+            #[inline(always)]
+            || o.iter_mut().zip(x).zip(y).for_each(|((o, &x), &y)| *o = f(x, y)),
+        )
+    });
     Ok(out)
 }
 

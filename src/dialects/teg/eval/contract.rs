@@ -53,6 +53,10 @@ pub fn apply(
     let (nb, m, k, n) = (size(&r.batch), size(&r.rows), size(&r.summed), size(&r.columns));
     let c = contract(x.dtype(), (&a, Lhs::PerBatch), &b, bias.map(Array::data), [nb, m, k, n])?;
     let gemm_order = [&r.batch[..], &r.rows, &r.columns].concat();
+    if gemm_order == names {
+        // The GEMM wrote the result in its order: no copy.
+        return Ok(Array::new(shape.to_vec(), c).expect("the result's shape"));
+    }
     let gemm_shape: Vec<u64> = gemm_order.iter().map(extent).collect();
     let out = Array::new(gemm_shape, c).expect("the GEMM's shape");
     Ok(Array::new(shape.to_vec(), laid_out(&out, &gemm_order, names).into_owned()).expect("the result's shape"))

@@ -157,7 +157,7 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// A unary or binary cell op computed over its first operand's cells, when that value is a dense array held
+    /// A unary or binary cell op computed over its first operand's cells (one that `computes_in_place`), when that value is a dense array held
     /// nowhere else, has the result's shape and element type, and dies with the op (read by it once, last): the
     /// chain of cell ops of an expression then allocates one buffer, not one per op. `None` when the op computes
     /// into a fresh buffer.
@@ -167,7 +167,7 @@ impl<'a> State<'a> {
         dies: &dyn Fn(&ValueId) -> bool,
         ty: &TensorType,
     ) -> Result<Option<Array>, EvalError> {
-        if !matches!(step.kind, OpKind::Cell(Cell::Unary(_) | Cell::Binary(_))) {
+        if !matches!(&step.kind, OpKind::Cell(c) if c.computes_in_place()) {
             return Ok(None);
         }
         let first = step.operands[0];

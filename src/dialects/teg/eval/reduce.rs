@@ -41,27 +41,30 @@ pub fn reduce(x: &Array, axes: &[usize], monoid: Monoid, mask: Option<Mask>, def
 fn floats<T: Real>(plan: &Plan, v: &[T], monoid: Monoid, mask: Option<&Mask>, default: Option<f64>) -> Vec<f64> {
     let mut acc = vec![monoid.identity_f64(); plan.out_len];
     // The whole fold in one vectorized call: the fold functions inline into it.
-    let counts = super::simd::vectorized(|| match (mask, monoid) {
-        (Some(m), _) => plan.fold_masked(v, &mut acc, m, |a, c| monoid.combine_f64(a, c.into())),
-        (None, Monoid::Sum | Monoid::Mean) => {
-            plan.fold_rows(v, &mut acc, |a, run| a + lanes(run, 0.0, |x, y| x + y), |a, c| a + c.into())
-        }
-        (None, Monoid::Prod) => {
-            plan.fold_rows(v, &mut acc, |a, run| a * lanes(run, 1.0, |x, y| x * y), |a, c| a * c.into())
-        }
-        (None, Monoid::Max) => plan.fold_rows(
-            v,
-            &mut acc,
-            |a, run| monoid.combine_f64(a, extreme(run, T::LOWEST, |c, m| c > m)),
-            |a, c| if a.is_nan() || c.into() <= a { a } else { c.into() },
-        ),
-        (None, Monoid::Min) => plan.fold_rows(
-            v,
-            &mut acc,
-            |a, run| monoid.combine_f64(a, extreme(run, T::HIGHEST, |c, m| c < m)),
-            |a, c| if a.is_nan() || c.into() >= a { a } else { c.into() },
-        ),
-    });
+    let counts = super::simd::vectorized(
+        #[inline(always)]
+        || match (mask, monoid) {
+            (Some(m), _) => plan.fold_masked(v, &mut acc, m, |a, c| monoid.combine_f64(a, c.into())),
+            (None, Monoid::Sum | Monoid::Mean) => {
+                plan.fold_rows(v, &mut acc, |a, run| a + lanes(run, 0.0, |x, y| x + y), |a, c| a + c.into())
+            }
+            (None, Monoid::Prod) => {
+                plan.fold_rows(v, &mut acc, |a, run| a * lanes(run, 1.0, |x, y| x * y), |a, c| a * c.into())
+            }
+            (None, Monoid::Max) => plan.fold_rows(
+                v,
+                &mut acc,
+                |a, run| monoid.combine_f64(a, extreme(run, T::LOWEST, |c, m| c > m)),
+                |a, c| if a.is_nan() || c.into() <= a { a } else { c.into() },
+            ),
+            (None, Monoid::Min) => plan.fold_rows(
+                v,
+                &mut acc,
+                |a, run| monoid.combine_f64(a, extreme(run, T::HIGHEST, |c, m| c < m)),
+                |a, c| if a.is_nan() || c.into() >= a { a } else { c.into() },
+            ),
+        },
+    );
     if monoid == Monoid::Mean {
         acc.iter_mut().enumerate().for_each(|(i, a)| *a /= counts.at(i) as f64);
     }
@@ -173,11 +176,14 @@ impl Plan {
                 let per = self.count as usize;
                 let outputs = (PARALLEL_CELLS / per.max(1)).max(1);
                 acc.par_chunks_mut(outputs).zip(x.par_chunks(outputs * per)).for_each(|(acc, x)| {
-                    super::simd::vectorized(|| {
-                        for (a, run_of) in acc.iter_mut().zip(x.chunks(per)) {
-                            *a = run_of.chunks(inner).fold(*a, &run);
-                        }
-                    })
+                    super::simd::vectorized(
+                        #[inline(always)]
+                        || {
+                            for (a, run_of) in acc.iter_mut().zip(x.chunks(per)) {
+                                *a = run_of.chunks(inner).fold(*a, |a, r| run(a, r));
+                            }
+                        },
+                    )
                 });
             }
             1 if x.len() >= PARALLEL_CELLS && inner >= 2 * STRIP => self.fold_strips(x, acc, inner, &cell),
@@ -216,7 +222,10 @@ impl Plan {
             .map(|&c0| {
                 let w = width.min(inner - c0);
                 let mut part: Vec<A> = acc.chunks(inner).flat_map(|row| row[c0..c0 + w].iter().copied()).collect();
-                super::simd::vectorized(|| self.fold_strip(x, &mut part, (c0, w), cell));
+                super::simd::vectorized(
+                    #[inline(always)]
+                    || self.fold_strip(x, &mut part, (c0, w), cell),
+                );
                 part
             })
             .collect();

@@ -42,6 +42,21 @@ impl Unary {
     }
 }
 
+impl Cell {
+    /// Whether the op may be computed over its first operand's cells (when that value dies with it): a unary
+    /// function, or a binary one other than `max` and `min`. Those give some cells of their first operand back
+    /// unchanged, and over it the compiler turns the store into a masked store of the others, which is
+    /// microcoded on AMD's cores (ten times slower than computing into a fresh buffer; `relu`, which does the
+    /// same, computes from a copy of each block of cells instead).
+    pub fn computes_in_place(&self) -> bool {
+        match self {
+            Cell::Unary(_) => true,
+            Cell::Binary(b) => !matches!(b, Binary::Max | Binary::Min),
+            _ => false,
+        }
+    }
+}
+
 /// Elementwise functions of two operands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Binary {
