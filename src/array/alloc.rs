@@ -72,3 +72,25 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 
 #[cfg(not(target_os = "linux"))]
 fn advise_huge_pages(_: *mut u8, _: usize) {}
+
+/// The items of `iter` in a vector whose room (`iter`'s lower size bound: exact for the maps over slices and
+/// ranges cell buffers are made from) is allocated fallibly: `collect` for buffers as large as a tensor.
+pub fn collect<T>(iter: impl Iterator<Item = T>) -> Result<Vec<T>, AllocError> {
+    let mut v = room(iter.size_hint().0)?;
+    v.extend(iter);
+    Ok(v)
+}
+
+/// `n` copies of `value`, allocated fallibly.
+pub fn filled<T: Clone>(n: usize, value: T) -> Result<Vec<T>, AllocError> {
+    let mut v = room(n)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+/// An empty vector with room for `n` items, allocated fallibly.
+pub fn room<T>(n: usize) -> Result<Vec<T>, AllocError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| AllocError { bytes: n.checked_mul(std::mem::size_of::<T>()) })?;
+    Ok(v)
+}

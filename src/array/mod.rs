@@ -6,6 +6,7 @@ pub mod dtype;
 pub mod npy;
 pub mod round;
 
+use alloc::{collect, AllocError};
 pub use dtype::DType;
 use half::{bf16, f16};
 use std::fmt;
@@ -48,6 +49,23 @@ macro_rules! with_data {
     };
 }
 
+/// `$body` over the elements of whichever variant `$data` is, giving the same variant of its result.
+#[macro_export]
+macro_rules! map_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            $crate::array::Data::F32($v) => $crate::array::Data::F32($body),
+            $crate::array::Data::F64($v) => $crate::array::Data::F64($body),
+            $crate::array::Data::BF16($v) => $crate::array::Data::BF16($body),
+            $crate::array::Data::F16($v) => $crate::array::Data::F16($body),
+            $crate::array::Data::I8($v) => $crate::array::Data::I8($body),
+            $crate::array::Data::I32($v) => $crate::array::Data::I32($body),
+            $crate::array::Data::I64($v) => $crate::array::Data::I64($body),
+            $crate::array::Data::I1($v) => $crate::array::Data::I1($body),
+        }
+    };
+}
+
 impl Data {
     /// The element type.
     pub fn dtype(&self) -> DType {
@@ -76,27 +94,37 @@ impl Data {
     /// `values` converted to `dtype` (floats rounded to nearest, integers truncated toward zero and saturated,
     /// booleans from non-zero), as NumPy's `astype` does for in-range values.
     pub fn from_f64(dtype: DType, values: impl Iterator<Item = f64>) -> Data {
-        match dtype {
-            DType::F32 => Data::F32(values.map(|x| x as f32).collect()),
-            DType::F64 => Data::F64(values.collect()),
-            DType::BF16 => Data::BF16(values.map(round::bf16_from_f64).collect()),
-            DType::F16 => Data::F16(values.map(round::f16_from_f64).collect()),
-            DType::I8 => Data::I8(values.map(|x| x as i8).collect()),
-            DType::I32 => Data::I32(values.map(|x| x as i32).collect()),
-            DType::I64 => Data::I64(values.map(|x| x as i64).collect()),
-            DType::I1 => Data::I1(values.map(|x| x != 0.0).collect()),
-        }
+        Data::try_from_f64(dtype, values).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Data::from_f64`], its buffer allocated fallibly (for buffers as large as a tensor).
+    pub fn try_from_f64(dtype: DType, values: impl Iterator<Item = f64>) -> Result<Data, AllocError> {
+        Ok(match dtype {
+            DType::F32 => Data::F32(collect(values.map(|x| x as f32))?),
+            DType::F64 => Data::F64(collect(values)?),
+            DType::BF16 => Data::BF16(collect(values.map(round::bf16_from_f64))?),
+            DType::F16 => Data::F16(collect(values.map(round::f16_from_f64))?),
+            DType::I8 => Data::I8(collect(values.map(|x| x as i8))?),
+            DType::I32 => Data::I32(collect(values.map(|x| x as i32))?),
+            DType::I64 => Data::I64(collect(values.map(|x| x as i64))?),
+            DType::I1 => Data::I1(collect(values.map(|x| x != 0.0))?),
+        })
     }
 
     /// `values` converted to `dtype`: integers wrap to their width, `i1` is `x != 0`, floats round to nearest.
     pub fn from_i64(dtype: DType, values: &[i64]) -> Data {
-        match dtype {
-            DType::I8 => Data::I8(values.iter().map(|&x| x as i8).collect()),
-            DType::I32 => Data::I32(values.iter().map(|&x| x as i32).collect()),
-            DType::I64 => Data::I64(values.to_vec()),
-            DType::I1 => Data::I1(values.iter().map(|&x| x != 0).collect()),
-            float => Data::from_f64(float, values.iter().map(|&x| x as f64)),
-        }
+        Data::try_from_i64(dtype, values).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Data::from_i64`], its buffer allocated fallibly.
+    pub fn try_from_i64(dtype: DType, values: &[i64]) -> Result<Data, AllocError> {
+        Ok(match dtype {
+            DType::I8 => Data::I8(collect(values.iter().map(|&x| x as i8))?),
+            DType::I32 => Data::I32(collect(values.iter().map(|&x| x as i32))?),
+            DType::I64 => Data::I64(collect(values.iter().copied())?),
+            DType::I1 => Data::I1(collect(values.iter().map(|&x| x != 0))?),
+            float => Data::try_from_f64(float, values.iter().map(|&x| x as f64))?,
+        })
     }
 
     /// These elements followed by `other`'s (of the same type).
@@ -142,18 +170,14 @@ impl Data {
         }
     }
 
-    /// The elements at `indices`, in that order (a gather: how views are evaluated).
+    /// The elements at `indices`, in that order (a gather).
     pub fn gather(&self, indices: &[usize]) -> Data {
-        match self {
-            Data::F32(v) => Data::F32(indices.iter().map(|&i| v[i]).collect()),
-            Data::F64(v) => Data::F64(indices.iter().map(|&i| v[i]).collect()),
-            Data::BF16(v) => Data::BF16(indices.iter().map(|&i| v[i]).collect()),
-            Data::F16(v) => Data::F16(indices.iter().map(|&i| v[i]).collect()),
-            Data::I8(v) => Data::I8(indices.iter().map(|&i| v[i]).collect()),
-            Data::I32(v) => Data::I32(indices.iter().map(|&i| v[i]).collect()),
-            Data::I64(v) => Data::I64(indices.iter().map(|&i| v[i]).collect()),
-            Data::I1(v) => Data::I1(indices.iter().map(|&i| v[i]).collect()),
-        }
+        self.try_gather(indices.iter().copied()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The elements at `indices`, in that order, in a buffer allocated fallibly.
+    pub fn try_gather(&self, indices: impl Iterator<Item = usize>) -> Result<Data, AllocError> {
+        Ok(map_data!(self, v => collect(indices.map(|i| v[i]))?))
     }
 }
 

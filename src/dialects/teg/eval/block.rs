@@ -3,16 +3,16 @@
 //! through `f32`); integers contract in wrapping `i64`.
 
 use super::{fail, EvalError};
-use crate::array::alloc::Zeroable;
+use crate::array::alloc::{collect, Zeroable};
 use crate::array::{Array, DType, Data};
 use std::borrow::Cow;
 
 /// `prod`: `p[.., q, j] = x[.., q] · w[q, j]` with the result's extents `shape`.
-pub fn prod(x: &Array, w: &Array, shape: &[u64]) -> Array {
+pub fn prod(x: &Array, w: &Array, shape: &[u64]) -> Result<Array, EvalError> {
     let k = *x.shape().last().unwrap_or(&1) as usize;
     let n = w.shape()[1] as usize;
     let m = x.shape()[..x.shape().len() - 1].iter().product::<u64>() as usize;
-    Array::new(shape.to_vec(), prod_cells(x.data(), w.data(), m, k, n)).expect("shape and count agree")
+    Ok(Array::new(shape.to_vec(), prod_cells(x.data(), w.data(), m, k, n)?).expect("shape and count agree"))
 }
 
 /// `conv2d` of `x` by kernels `k` with the result's extents `shape` (not empty).
@@ -38,28 +38,33 @@ pub fn contract(
     [nb, m, k, n]: [usize; 4],
 ) -> Result<Data, EvalError> {
     let dims = [m, k, n];
-    let with_bias = |c: &mut [f64], bias: &[f64]| c.chunks_mut(n).for_each(|row| row.copy_from_slice(bias));
     Ok(match dtype {
         DType::F64 => {
-            let (a, b) = (as_f64(a), as_f64(b));
-            let mut c = super::cells(nb * m * n)?;
-            bias.inspect(|bias| with_bias(&mut c, &as_f64(bias)));
+            let (a, b) = (as_f64(a)?, as_f64(b)?);
+            let mut c: Vec<f64> = super::cells(nb * m * n)?;
+            if let Some(bias) = bias {
+                let bias = as_f64(bias)?;
+                c.chunks_mut(n).for_each(|row| row.copy_from_slice(&bias));
+            }
             batched(&a, lhs, &b, &mut c, dims, |a, b, c| f64::gemm(m, k, n, a, b, c, bias.is_some()));
             Data::F64(c)
         }
         t if t.is_float() => {
-            let (a, b) = (as_f32(a), as_f32(b));
+            let (a, b) = (as_f32(a)?, as_f32(b)?);
             let mut c: Vec<f32> = super::cells(nb * m * n)?;
             if let Some(bias) = bias {
-                let bias = as_f32(bias);
+                let bias = as_f32(bias)?;
                 c.chunks_mut(n).for_each(|row| row.copy_from_slice(&bias));
             }
             batched(&a, lhs, &b, &mut c, dims, |a, b, c| f32::gemm(m, k, n, a, b, c, bias.is_some()));
-            from_f32(t, c)
+            from_f32(t, c)?
         }
         t => {
-            let mut c = bias.map_or_else(|| vec![0i64; nb * m * n], |bias| rows(&as_i64(bias), nb * m));
-            let (a, b) = (as_i64(a), as_i64(b));
+            let mut c = match bias {
+                Some(bias) => rows(&as_i64(bias)?, nb * m)?,
+                None => super::cells(nb * m * n)?,
+            };
+            let (a, b) = (as_i64(a)?, as_i64(b)?);
             batched(&a, lhs, &b, &mut c, dims, |a, b, c| {
                 for i in 0..m {
                     for p in 0..k {
@@ -70,7 +75,7 @@ pub fn contract(
                     }
                 }
             });
-            Data::from_i64(t, &c)
+            Data::try_from_i64(t, &c)?
         }
     })
 }
@@ -88,45 +93,48 @@ fn batched<T>(a: &[T], lhs: Lhs, b: &[T], c: &mut [T], [m, k, n]: [usize; 3], ge
 }
 
 /// `p[i, q, j] = a[i, q] · b[q, j]`, in the element type.
-fn prod_cells(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Data {
-    let picks_a: Vec<usize> = (0..m * k * n).map(|e| e / n).collect();
-    let picks_b: Vec<usize> = (0..m * k * n).map(|e| e % (k * n)).collect();
-    let (x, y) = (a.gather(&picks_a), b.gather(&picks_b));
+fn prod_cells(a: &Data, b: &Data, m: usize, k: usize, n: usize) -> Result<Data, EvalError> {
+    let x = a.try_gather((0..m * k * n).map(|e| e / n))?;
+    let y = b.try_gather((0..m * k * n).map(|e| e % (k * n)))?;
     let shape = vec![(m * k * n) as u64];
     let (x, y) = (Array::new(shape.clone(), x).expect("count"), Array::new(shape, y).expect("count"));
     let dense = super::broadcast::Read::dense(x.shape());
     let at = super::cell::Broadcast { shape: x.shape(), reads: vec![dense.clone(), dense] };
-    super::cell::binary(crate::dialects::teg::ops::Binary::Mul, &x, &y, &at).expect("same types").data().clone()
+    Ok(super::cell::binary(crate::dialects::teg::ops::Binary::Mul, &x, &y, &at)?.data().clone())
 }
 
 /// The row `bias` repeated `m` times.
-fn rows<T: Copy>(bias: &[T], m: usize) -> Vec<T> {
-    bias.iter().copied().cycle().take(bias.len() * m).collect()
+fn rows<T: Copy>(bias: &[T], m: usize) -> Result<Vec<T>, EvalError> {
+    Ok(collect(bias.iter().copied().cycle().take(bias.len() * m))?)
 }
 
 /// The cells as `f32`, borrowed when they already are.
-fn as_f32(d: &Data) -> Cow<'_, [f32]> {
-    match d {
+fn as_f32(d: &Data) -> Result<Cow<'_, [f32]>, EvalError> {
+    Ok(match d {
         Data::F32(v) => Cow::Borrowed(v),
-        other => Cow::Owned((0..other.len()).map(|i| other.get_f64(i) as f32).collect()),
-    }
+        other => Cow::Owned(collect((0..other.len()).map(|i| other.get_f64(i) as f32))?),
+    })
 }
 
-fn as_f64(d: &Data) -> Vec<f64> {
-    (0..d.len()).map(|i| d.get_f64(i)).collect()
+/// The cells as `f64`, borrowed when they already are.
+fn as_f64(d: &Data) -> Result<Cow<'_, [f64]>, EvalError> {
+    Ok(match d {
+        Data::F64(v) => Cow::Borrowed(v),
+        other => Cow::Owned(collect((0..other.len()).map(|i| other.get_f64(i)))?),
+    })
 }
 
-fn as_i64(d: &Data) -> Vec<i64> {
-    (0..d.len()).map(|i| d.get_i64(i)).collect()
+fn as_i64(d: &Data) -> Result<Vec<i64>, EvalError> {
+    Ok(collect((0..d.len()).map(|i| d.get_i64(i)))?)
 }
 
-fn from_f32(dtype: DType, v: Vec<f32>) -> Data {
-    match dtype {
+fn from_f32(dtype: DType, v: Vec<f32>) -> Result<Data, EvalError> {
+    Ok(match dtype {
         DType::F32 => Data::F32(v),
-        DType::BF16 => Data::BF16(v.into_iter().map(half::bf16::from_f32).collect()),
-        DType::F16 => Data::F16(v.into_iter().map(half::f16::from_f32).collect()),
-        other => Data::from_f64(other, v.into_iter().map(|x| x as f64)),
-    }
+        DType::BF16 => Data::BF16(collect(v.into_iter().map(half::bf16::from_f32))?),
+        DType::F16 => Data::F16(collect(v.into_iter().map(half::f16::from_f32))?),
+        other => Data::try_from_f64(other, v.into_iter().map(|x| x as f64))?,
+    })
 }
 
 /// Element types with a GEMM.

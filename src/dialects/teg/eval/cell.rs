@@ -2,7 +2,7 @@
 
 use super::broadcast::{self, Read, CHUNK};
 use super::{fail, EvalError};
-use crate::array::alloc::Zeroable;
+use crate::array::alloc::{collect, room, Zeroable};
 use crate::array::{round, Array, DType, Data};
 use crate::dialects::teg::ops::{Binary, Predicate, Unary};
 use half::{bf16, f16};
@@ -126,8 +126,8 @@ fn via_f32<H: Copy>(
     from: impl Fn(f32) -> H,
     f: impl Fn(&[f32]) -> Result<Vec<f32>, EvalError>,
 ) -> Result<Vec<H>, EvalError> {
-    let wide: Vec<f32> = v.iter().map(|&x| to(x)).collect();
-    Ok(f(&wide)?.into_iter().map(from).collect())
+    let wide: Vec<f32> = collect(v.iter().map(|&x| to(x)))?;
+    Ok(collect(f(&wide)?.into_iter().map(from))?)
 }
 
 macro_rules! ints {
@@ -161,7 +161,7 @@ pub fn unary(op: Unary, x: &Array) -> Result<Array, EvalError> {
         }
         Data::F16(v) => Data::F16(via_f32(v, f16::to_f32, f16::from_f32, |w| fresh(real_unary(op, Out::Fresh(w))))?),
         other => {
-            ints!(other, v, T => v.iter().map(|&a| int_unary(op, i64::from(a)) as T).collect(), return fail("no elementwise math on i1"))
+            ints!(other, v, T => collect(v.iter().map(|&a| int_unary(op, i64::from(a)) as T))?, return fail("no elementwise math on i1"))
         }
     };
     Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
@@ -293,15 +293,15 @@ pub fn binary(op: Binary, a: &Array, b: &Array, at: &Broadcast) -> Result<Array,
         (Data::F32(x), Data::F32(y)) => Data::F32(fresh(real_binary(op, Out::Fresh(x), y, at))?),
         (Data::F64(x), Data::F64(y)) => Data::F64(fresh(real_binary(op, Out::Fresh(x), y, at))?),
         (Data::BF16(x), Data::BF16(y)) => {
-            let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
+            let wide: Vec<f32> = collect(y.iter().map(|v| v.to_f32()))?;
             Data::BF16(via_f32(x, bf16::to_f32, bf16::from_f32, |w| fresh(real_binary(op, Out::Fresh(w), &wide, at)))?)
         }
         (Data::F16(x), Data::F16(y)) => {
-            let wide: Vec<f32> = y.iter().map(|v| v.to_f32()).collect();
+            let wide: Vec<f32> = collect(y.iter().map(|v| v.to_f32()))?;
             Data::F16(via_f32(x, f16::to_f32, f16::from_f32, |w| fresh(real_binary(op, Out::Fresh(w), &wide, at)))?)
         }
         (x, y) if x.dtype() == y.dtype() && x.dtype().is_int() => {
-            let mut values = Vec::with_capacity(at.len());
+            let mut values = room(at.len())?;
             let mut failed = None;
             broadcast::for_each_offset(at.shape, at.operands::<2>(), |[i, j]| {
                 match int_binary(op, x.get_i64(i), y.get_i64(j)) {
@@ -312,7 +312,7 @@ pub fn binary(op: Binary, a: &Array, b: &Array, at: &Broadcast) -> Result<Array,
             if let Some(e) = failed {
                 return Err(e);
             }
-            Data::from_i64(x.dtype(), &values)
+            Data::try_from_i64(x.dtype(), &values)?
         }
         _ => return fail(format!("no elementwise {op:?} on {} and {}", a.dtype(), b.dtype())),
     };
@@ -344,20 +344,20 @@ impl Broadcast<'_> {
 }
 
 /// Clamps to `[min, max]` (NaN stays NaN; integers clamp to `[ceil(min), floor(max)]` within their type).
-pub fn clip(x: &Array, min: f64, max: f64) -> Array {
+pub fn clip(x: &Array, min: f64, max: f64) -> Result<Array, EvalError> {
     let data = match x.data() {
         Data::F32(v) => {
-            Data::F32(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min as f32, max as f32) }).collect())
+            Data::F32(collect(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min as f32, max as f32) }))?)
         }
-        Data::F64(v) => Data::F64(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min, max) }).collect()),
+        Data::F64(v) => Data::F64(collect(v.iter().map(|&a| if a.is_nan() { a } else { a.clamp(min, max) }))?),
         other if other.dtype().is_int() => {
             // Verified: some value of the type lies between the bounds, so `lo <= hi` after limiting to the type.
             let (tmin, tmax) = other.dtype().int_range().expect("an integer type");
             let (lo, hi) = ((min.ceil() as i64).max(tmin), (max.floor() as i64).min(tmax));
-            let values: Vec<i64> = (0..other.len()).map(|i| other.get_i64(i).clamp(lo, hi)).collect();
-            Data::from_i64(other.dtype(), &values)
+            let values: Vec<i64> = collect((0..other.len()).map(|i| other.get_i64(i).clamp(lo, hi)))?;
+            Data::try_from_i64(other.dtype(), &values)?
         }
-        other => Data::from_f64(
+        other => Data::try_from_f64(
             other.dtype(),
             (0..other.len()).map(|i| {
                 let a = other.get_f64(i);
@@ -367,37 +367,37 @@ pub fn clip(x: &Array, min: f64, max: f64) -> Array {
                     a.clamp(min, max)
                 }
             }),
-        ),
+        )?,
     };
-    Array::new(x.shape().to_vec(), data).expect("same shape")
+    Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
 }
 
 /// Converts every cell to `dtype`: floats round to nearest, floats to integers truncate toward zero and saturate
 /// (NaN gives 0), integers wrap, anything to `i1` is `x != 0`.
-pub fn cast(x: &Array, dtype: DType) -> Array {
+pub fn cast(x: &Array, dtype: DType) -> Result<Array, EvalError> {
     let d = x.data();
     let data = if dtype.is_int() && (d.dtype().is_int() || d.dtype() == DType::I1) {
-        Data::from_i64(dtype, &(0..d.len()).map(|i| d.get_i64(i)).collect::<Vec<_>>())
+        Data::try_from_i64(dtype, &collect((0..d.len()).map(|i| d.get_i64(i)))?)?
     } else if let (Data::I64(v), true) = (d, dtype.is_float()) {
         // Each rounded once from the integer (through `f64` a large one would round twice).
         match dtype {
-            DType::F32 => Data::F32(v.iter().map(|&a| a as f32).collect()),
-            DType::BF16 => Data::BF16(v.iter().map(|&a| round::bf16_from_i64(a)).collect()),
-            DType::F16 => Data::F16(v.iter().map(|&a| round::f16_from_i64(a)).collect()),
-            _ => Data::F64(v.iter().map(|&a| a as f64).collect()),
+            DType::F32 => Data::F32(collect(v.iter().map(|&a| a as f32))?),
+            DType::BF16 => Data::BF16(collect(v.iter().map(|&a| round::bf16_from_i64(a)))?),
+            DType::F16 => Data::F16(collect(v.iter().map(|&a| round::f16_from_i64(a)))?),
+            _ => Data::F64(collect(v.iter().map(|&a| a as f64))?),
         }
     } else if let (Data::F32(v), DType::BF16) = (d, dtype) {
-        Data::BF16(v.iter().map(|&a| bf16::from_f32(a)).collect())
+        Data::BF16(collect(v.iter().map(|&a| bf16::from_f32(a)))?)
     } else if let (Data::F32(v), DType::F16) = (d, dtype) {
-        Data::F16(v.iter().map(|&a| f16::from_f32(a)).collect())
+        Data::F16(collect(v.iter().map(|&a| f16::from_f32(a)))?)
     } else {
-        Data::from_f64(dtype, (0..d.len()).map(|i| d.get_f64(i)))
+        Data::try_from_f64(dtype, (0..d.len()).map(|i| d.get_f64(i)))?
     };
-    Array::new(x.shape().to_vec(), data).expect("same shape")
+    Ok(Array::new(x.shape().to_vec(), data).expect("same shape"))
 }
 
 /// Compares cell by cell, broadcast as `at` says (any comparison with NaN is false but `ne`).
-pub fn compare(p: Predicate, a: &Array, b: &Array, at: &Broadcast) -> Array {
+pub fn compare(p: Predicate, a: &Array, b: &Array, at: &Broadcast) -> Result<Array, EvalError> {
     let (x, y) = (a.data(), b.data());
     let test = |o: std::cmp::Ordering| match p {
         Predicate::Eq => o.is_eq(),
@@ -407,7 +407,7 @@ pub fn compare(p: Predicate, a: &Array, b: &Array, at: &Broadcast) -> Array {
         Predicate::Gt => o.is_gt(),
         Predicate::Ge => o.is_ge(),
     };
-    let mut cells = Vec::with_capacity(at.len());
+    let mut cells = room(at.len())?;
     if x.dtype().is_float() {
         broadcast::for_each_offset(at.shape, at.operands::<2>(), |[i, j]| {
             cells.push(x.get_f64(i).partial_cmp(&y.get_f64(j)).map_or(p == Predicate::Ne, test))
@@ -417,16 +417,26 @@ pub fn compare(p: Predicate, a: &Array, b: &Array, at: &Broadcast) -> Array {
             cells.push(test(x.get_i64(i).cmp(&y.get_i64(j))))
         });
     }
-    Array::new(at.shape.to_vec(), Data::I1(cells)).expect("the result's shape")
+    Ok(Array::new(at.shape.to_vec(), Data::I1(cells)).expect("the result's shape"))
 }
 
 /// `cond ? a : b` cell by cell, broadcast as `at` says.
-pub fn select(cond: &Array, a: &Array, b: &Array, at: &Broadcast) -> Array {
+pub fn select(cond: &Array, a: &Array, b: &Array, at: &Broadcast) -> Result<Array, EvalError> {
     let Data::I1(c) = cond.data() else { unreachable!("verified: the condition is i1") };
-    let mut picks = Vec::with_capacity(at.len());
-    broadcast::for_each_offset(at.shape, at.operands::<3>(), |[k, i, j]| {
-        picks.push(if c[k] { i } else { a.len() + j })
-    });
-    let both = a.data().concat(b.data());
-    Array::new(at.shape.to_vec(), both.gather(&picks)).expect("the result's shape")
+    macro_rules! pick {
+        ($($t:ident),*) => {
+            match (a.data(), b.data()) {
+                $((Data::$t(x), Data::$t(y)) => {
+                    let mut out = room(at.len())?;
+                    broadcast::for_each_offset(at.shape, at.operands::<3>(), |[k, i, j]| {
+                        out.push(if c[k] { x[i] } else { y[j] })
+                    });
+                    Data::$t(out)
+                })*
+                _ => return fail("the operands' element types differ"),
+            }
+        };
+    }
+    let data = pick!(F32, F64, BF16, F16, I8, I32, I64, I1);
+    Ok(Array::new(at.shape.to_vec(), data).expect("the result's shape"))
 }

@@ -8,7 +8,9 @@ use super::block::{contract, Lhs};
 use super::broadcast::{for_each_offset, strides_in};
 
 use super::EvalError;
+use crate::array::alloc::room;
 use crate::array::{Array, Data};
+use crate::map_data;
 use std::borrow::Cow;
 
 /// The dimension names of each role, in the order the GEMM reads them.
@@ -48,8 +50,8 @@ pub fn apply(
         shape[names.iter().position(|n| n == d).expect("a dimension of an operand")]
     };
     let size = |dims: &[String]| dims.iter().map(extent).product::<u64>() as usize;
-    let a = laid_out(x, xn, &[&r.batch[..], &r.rows, &r.summed].concat());
-    let b = laid_out(w, wn, &[&r.batch[..], &r.summed, &r.columns].concat());
+    let a = laid_out(x, xn, &[&r.batch[..], &r.rows, &r.summed].concat())?;
+    let b = laid_out(w, wn, &[&r.batch[..], &r.summed, &r.columns].concat())?;
     let (nb, m, k, n) = (size(&r.batch), size(&r.rows), size(&r.summed), size(&r.columns));
     let c = contract(x.dtype(), (&a, Lhs::PerBatch), &b, bias.map(Array::data), [nb, m, k, n])?;
     let gemm_order = [&r.batch[..], &r.rows, &r.columns].concat();
@@ -59,19 +61,21 @@ pub fn apply(
     }
     let gemm_shape: Vec<u64> = gemm_order.iter().map(extent).collect();
     let out = Array::new(gemm_shape, c).expect("the GEMM's shape");
-    Ok(Array::new(shape.to_vec(), laid_out(&out, &gemm_order, names).into_owned()).expect("the result's shape"))
+    Ok(Array::new(shape.to_vec(), laid_out(&out, &gemm_order, names)?.into_owned()).expect("the result's shape"))
 }
 
 /// The cells of `a` (dimension `names`) in row-major order of the dimensions `order` (a permutation of `names`):
 /// borrowed when that is already their order.
-fn laid_out<'a>(a: &'a Array, names: &[String], order: &[String]) -> Cow<'a, Data> {
+fn laid_out<'a>(a: &'a Array, names: &[String], order: &[String]) -> Result<Cow<'a, Data>, EvalError> {
     if names == order {
-        return Cow::Borrowed(a.data());
+        return Ok(Cow::Borrowed(a.data()));
     }
     let strides = strides_in(order, names, a.shape());
     let shape: Vec<u64> =
         order.iter().map(|d| a.shape()[names.iter().position(|n| n == d).expect("a permutation")]).collect();
-    let mut picks = Vec::with_capacity(a.len());
-    for_each_offset(&shape, [&strides], |[i]| picks.push(i));
-    Cow::Owned(a.data().gather(&picks))
+    Ok(Cow::Owned(map_data!(a.data(), v => {
+        let mut out = room(a.len())?;
+        for_each_offset(&shape, [&strides], |[i]| out.push(v[i]));
+        out
+    })))
 }

@@ -62,6 +62,13 @@ impl fmt::Display for EvalError {
 
 impl std::error::Error for EvalError {}
 
+/// A buffer the evaluator could not allocate: an error at the op, never an abort.
+impl From<crate::array::alloc::AllocError> for EvalError {
+    fn from(e: crate::array::alloc::AllocError) -> EvalError {
+        EvalError { op: None, message: format!("{e} for the result") }
+    }
+}
+
 fn fail<T>(message: impl Into<String>) -> Result<T, EvalError> {
     Err(EvalError { op: None, message: message.into() })
 }
@@ -206,18 +213,25 @@ impl<'a> State<'a> {
         dies: &dyn Fn(&ValueId) -> bool,
         inputs: &'a IndexMap<String, Array>,
     ) -> Result<(), EvalError> {
-        let copy = |i: usize| step.operands.get(i).and_then(|v| self.env.get(v)).map(|v| v.dense().into_owned());
+        let unevaluated = || EvalError { op: None, message: "operand not evaluated".into() };
+        let copy = |env: &HashMap<ValueId, Value>, i: usize| match step.operands.get(i).and_then(|v| env.get(v)) {
+            Some(v) => Ok(v.dense()?.into_owned()),
+            None => Err(unevaluated()),
+        };
         match &step.kind {
             OpKind::Io(Io::Sink { name }) => {
                 // A value the sink reads last moves out instead of being copied.
                 let value = step.operands[0];
-                let v = if dies(&value) { self.env.remove(&value).map(Value::into_array) } else { copy(0) };
-                let v = v.ok_or_else(|| EvalError { op: None, message: "operand not evaluated".into() })?;
+                let v = if dies(&value) { self.env.remove(&value).map(Value::into_array) } else { None };
+                let v = match v {
+                    Some(v) => v?,
+                    None => copy(&self.env, 0)?,
+                };
                 self.sinks.insert(name.clone(), v);
                 return Ok(());
             }
             OpKind::Io(Io::Yield) => {
-                self.yielded = copy(0);
+                self.yielded = Some(copy(&self.env, 0)?);
                 return Ok(());
             }
             OpKind::Io(Io::SequencePoint) => return Ok(()),
@@ -324,8 +338,13 @@ impl<'v, 'a> Args<'v, 'a> {
     }
 
     /// Operand `i` as a dense array (a view copied out).
-    pub fn dense(&self, i: usize) -> Cow<'v, Array> {
+    pub fn dense(&self, i: usize) -> Result<Cow<'v, Array>, EvalError> {
         self.values[i].dense()
+    }
+
+    /// Every operand as a dense array.
+    pub fn dense_all(&self) -> Result<Vec<Cow<'v, Array>>, EvalError> {
+        (0..self.len()).map(|i| self.dense(i)).collect()
     }
 
     /// The array holding operand `i`'s cells (for a view, read it through [`Args::broadcast`]).
@@ -359,6 +378,6 @@ impl<'v, 'a> Args<'v, 'a> {
 }
 
 /// The cells of `x` read through `layout`, as an array of their own.
-pub fn copy_view(x: &Array, layout: Strided) -> Array {
-    Value::borrowed(x).view(layout).dense().into_owned()
+pub fn copy_view(x: &Array, layout: Strided) -> Result<Array, EvalError> {
+    Ok(Value::borrowed(x).view(layout).dense()?.into_owned())
 }

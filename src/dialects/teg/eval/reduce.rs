@@ -7,6 +7,8 @@
 //! `mean` of nothing is NaN).
 
 use super::broadcast::{for_each_offset, Read, Rows};
+use super::EvalError;
+use crate::array::alloc::{collect, filled};
 use crate::array::{strides, Array, Data};
 use crate::dialects::teg::ops::Monoid;
 use rayon::prelude::*;
@@ -16,35 +18,54 @@ use std::borrow::Cow;
 pub type Mask<'a> = (&'a Array, Read);
 
 /// Reduces `x` over the dimensions `axes`, only over the cells `mask` marks if there is one.
-pub fn reduce(x: &Array, axes: &[usize], monoid: Monoid, mask: Option<Mask>, default: Option<f64>) -> Array {
+/// Its buffers are allocated fallibly: running out of memory is an error.
+pub fn reduce(
+    x: &Array,
+    axes: &[usize],
+    monoid: Monoid,
+    mask: Option<Mask>,
+    default: Option<f64>,
+) -> Result<Array, EvalError> {
     let plan = Plan::new(x.shape(), axes);
-    let data = match widen(x.data()) {
-        Wide::F32(v) => Data::from_f64(x.dtype(), floats(&plan, &v, monoid, mask.as_ref(), default).into_iter()),
-        Wide::F64(v) => Data::from_f64(x.dtype(), floats(&plan, v, monoid, mask.as_ref(), default).into_iter()),
+    let counts = filled(if mask.is_some() { plan.out_len } else { 0 }, 0)?;
+    let data = match widen(x.data())? {
+        Wide::F32(v) => {
+            Data::try_from_f64(x.dtype(), floats(&plan, &v, monoid, (mask.as_ref(), counts), default)?.into_iter())?
+        }
+        Wide::F64(v) => {
+            Data::try_from_f64(x.dtype(), floats(&plan, v, monoid, (mask.as_ref(), counts), default)?.into_iter())?
+        }
         Wide::Int(v) => {
-            let mut acc = vec![monoid.identity_int(x.dtype()); plan.out_len];
+            let mut acc = filled(plan.out_len, monoid.identity_int(x.dtype()))?;
             let combine = |a: i64, c: i64| monoid.combine_int(a, c);
             let counts = match &mask {
                 None => plan.fold_rows(&v, &mut acc, |a, run| run.iter().fold(a, |a, &c| combine(a, c)), combine),
-                Some(m) => plan.fold_masked(&v, &mut acc, m, combine),
+                Some(m) => plan.fold_masked(&v, &mut acc, (m, counts), combine),
             };
             // Verified: the default of an integer reduction is a value of its type.
             fill_empty(&mut acc, &counts, default.map(|d| d as i64));
-            Data::from_i64(x.dtype(), &acc)
+            Data::try_from_i64(x.dtype(), &acc)?
         }
     };
-    Array::new(plan.out_shape, data).expect("shape and count agree")
+    Ok(Array::new(plan.out_shape, data).expect("shape and count agree"))
 }
 
 /// A float reduction's results in `f64` (`mean` divided by its counts; of nothing, NaN). Each monoid gets its own
 /// loops (the fold functions inline into them); `max` and `min` compare in the element type, which is exact.
-fn floats<T: Real>(plan: &Plan, v: &[T], monoid: Monoid, mask: Option<&Mask>, default: Option<f64>) -> Vec<f64> {
-    let mut acc = vec![monoid.identity_f64(); plan.out_len];
+/// `counts` has room for the per-cell counts of a masked reduction.
+fn floats<T: Real>(
+    plan: &Plan,
+    v: &[T],
+    monoid: Monoid,
+    (mask, counts): (Option<&Mask>, Vec<u64>),
+    default: Option<f64>,
+) -> Result<Vec<f64>, EvalError> {
+    let mut acc = filled(plan.out_len, monoid.identity_f64())?;
     // The whole fold in one vectorized call: the fold functions inline into it.
     let counts = super::simd::vectorized(
         #[inline(always)]
         || match (mask, monoid) {
-            (Some(m), _) => plan.fold_masked(v, &mut acc, m, |a, c| monoid.combine_f64(a, c.into())),
+            (Some(m), _) => plan.fold_masked(v, &mut acc, (m, counts), |a, c| monoid.combine_f64(a, c.into())),
             (None, Monoid::Sum | Monoid::Mean) => {
                 plan.fold_rows(v, &mut acc, |a, run| a + lanes(run, 0.0, |x, y| x + y), |a, c| a + c.into())
             }
@@ -69,7 +90,7 @@ fn floats<T: Real>(plan: &Plan, v: &[T], monoid: Monoid, mask: Option<&Mask>, de
         acc.iter_mut().enumerate().for_each(|(i, a)| *a /= counts.at(i) as f64);
     }
     fill_empty(&mut acc, &counts, default);
-    acc
+    Ok(acc)
 }
 
 /// Sets the result cells no input cell took part in to `default`, if there is one.
@@ -121,13 +142,13 @@ enum Wide<'a> {
     Int(Vec<i64>),
 }
 
-fn widen(d: &Data) -> Wide<'_> {
-    match d {
+fn widen(d: &Data) -> Result<Wide<'_>, EvalError> {
+    Ok(match d {
         Data::F32(v) => Wide::F32(Cow::Borrowed(v)),
         Data::F64(v) => Wide::F64(v),
-        d if d.dtype().is_float() => Wide::F32(Cow::Owned((0..d.len()).map(|i| d.get_f64(i) as f32).collect())),
-        d => Wide::Int((0..d.len()).map(|i| d.get_i64(i)).collect()),
-    }
+        d if d.dtype().is_float() => Wide::F32(Cow::Owned(collect((0..d.len()).map(|i| d.get_f64(i) as f32))?)),
+        d => Wide::Int(collect((0..d.len()).map(|i| d.get_i64(i)))?),
+    })
 }
 
 /// Where each input cell goes: the result's shape and, per input dimension, its stride in the result (0 for a
@@ -262,11 +283,17 @@ impl Plan {
         }
     }
 
-    /// Folds the input cells the mask marks, one by one, and counts them per result cell.
+    /// Folds the input cells the mask marks, one by one, and counts them per result cell (in `counts`, zeros, one
+    /// per result cell).
     #[inline(always)] // Into the vectorized copy of `floats`.
-    fn fold_masked<T: Copy, A: Copy>(&self, x: &[T], acc: &mut [A], mask: &Mask, cell: impl Fn(A, T) -> A) -> Counts {
+    fn fold_masked<T: Copy, A: Copy>(
+        &self,
+        x: &[T],
+        acc: &mut [A],
+        (mask, mut counts): (&Mask, Vec<u64>),
+        cell: impl Fn(A, T) -> A,
+    ) -> Counts {
         let Data::I1(m) = mask.0.data() else { unreachable!("verified: the mask is i1") };
-        let mut counts = vec![0u64; self.out_len];
         let mut i = 0;
         for_each_offset(&self.shape, [&Read::with_strides(&self.step), &mask.1], |[o, at]| {
             if m[at] {

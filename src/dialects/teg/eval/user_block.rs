@@ -7,6 +7,7 @@ use super::broadcast::{for_each_offset, Read};
 use super::plan::{BlockPlan, Plan};
 use super::value::Value;
 use super::{run_body, Args, EvalError};
+use crate::array::alloc::filled;
 use crate::array::{strides, Array, DType, Data};
 use crate::dialects::teg::ops::{decode, Contraction, Io, Monoid, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
@@ -86,7 +87,7 @@ fn run_vectorized(block: &BlockPlan, inputs: Vec<Array>, n: u64) -> Result<Array
 pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) -> Result<Array, EvalError> {
     let err = |message: String| EvalError { op: None, message };
     let sig = &block.sig;
-    let mut out = Output::new(sig.reductions.first().map(|r| r.1), shape, dtype);
+    let mut out = Output::new(sig.reductions.first().map(|r| r.1), shape, dtype)?;
     let out_strides = strides(shape);
     let ipf_err = |e: crate::zspace::ZError| err(e.0);
     if block.vectorized {
@@ -94,9 +95,10 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
         let index = sig.index_range().shape();
         let inputs = sig.inputs.iter().zip(args).map(|((_, f), a)| {
             let picks = box_starts(f, a.shape(), &index);
-            Array::new(vec![picks.len() as u64], a.data().gather(&picks)).expect("one cell per point")
+            let cells = a.data().try_gather(picks.iter().copied())?;
+            Ok(Array::new(vec![picks.len() as u64], cells).expect("one cell per point"))
         });
-        let all = run_vectorized(block, inputs.collect(), index.iter().product())?;
+        let all = run_vectorized(block, inputs.collect::<Result<_, EvalError>>()?, index.iter().product())?;
         for (i, at) in box_starts(&sig.outputs[0].1, shape, &index).into_iter().enumerate() {
             out.put(at, all.data(), i);
         }
@@ -104,7 +106,7 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
     for p in sig.index_range().points().filter(|_| !block.vectorized) {
         let mut tiles = Vec::with_capacity(args.len());
         for ((_, f), a) in sig.inputs.iter().zip(args) {
-            tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?));
+            tiles.push(extract(a, &f.apply(&p).map_err(ipf_err)?)?);
         }
         let tile = run_body(&block.args, &block.body, tiles)?;
         let target = sig.outputs[0].1.apply(&p).map_err(ipf_err)?;
@@ -113,7 +115,7 @@ pub fn apply(block: &BlockPlan, args: &[&Array], shape: &[u64], dtype: DType) ->
             out.put(at, tile.data(), j);
         }
     }
-    Ok(out.finish(shape))
+    out.finish(shape)
 }
 
 /// A user block's result being built: each cell written, or along reduced index dimensions combined with the
@@ -126,14 +128,14 @@ struct Output {
 }
 
 impl Output {
-    fn new(monoid: Option<Monoid>, shape: &[u64], dtype: DType) -> Output {
+    fn new(monoid: Option<Monoid>, shape: &[u64], dtype: DType) -> Result<Output, EvalError> {
         let total = shape.iter().product::<u64>() as usize;
         // Without a reduction every cell is written once, so the start value is never read.
         let (floats, ints) = match dtype.is_float() {
-            true => (vec![monoid.map_or(0.0, Monoid::identity_f64); total], Vec::new()),
-            false => (Vec::new(), vec![monoid.map_or(0, |m| m.identity_int(dtype)); total]),
+            true => (filled(total, monoid.map_or(0.0, Monoid::identity_f64))?, Vec::new()),
+            false => (Vec::new(), filled(total, monoid.map_or(0, |m| m.identity_int(dtype)))?),
         };
-        Output { monoid, dtype, floats, ints }
+        Ok(Output { monoid, dtype, floats, ints })
     }
 
     /// Writes or combines cell `j` of `from` into result cell `at`.
@@ -147,12 +149,12 @@ impl Output {
         }
     }
 
-    fn finish(self, shape: &[u64]) -> Array {
+    fn finish(self, shape: &[u64]) -> Result<Array, EvalError> {
         let data = match self.dtype.is_float() {
-            true => Data::from_f64(self.dtype, self.floats.into_iter()),
-            false => Data::from_i64(self.dtype, &self.ints),
+            true => Data::try_from_f64(self.dtype, self.floats.into_iter())?,
+            false => Data::try_from_i64(self.dtype, &self.ints)?,
         };
-        Array::new(shape.to_vec(), data).expect("shape and count agree")
+        Ok(Array::new(shape.to_vec(), data).expect("shape and count agree"))
     }
 }
 
@@ -202,8 +204,8 @@ fn cells(shape: &[u64]) -> u128 {
 }
 
 /// The cells of `a` inside `r` (which lies inside `a`'s range: signature correspondence), row-major.
-fn extract(a: &Array, r: &ZRange) -> Array {
+fn extract(a: &Array, r: &ZRange) -> Result<Array, EvalError> {
     let s = strides(a.shape());
-    let picks: Vec<usize> = r.points().map(|c| c.iter().zip(&s).map(|(&x, &st)| x as usize * st).sum()).collect();
-    Array::new(r.shape(), a.data().gather(&picks)).expect("box count")
+    let picks = r.points().map(|c| c.iter().zip(&s).map(|(&x, &st)| x as usize * st).sum());
+    Ok(Array::new(r.shape(), a.data().try_gather(picks)?).expect("box count"))
 }

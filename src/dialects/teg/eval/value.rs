@@ -4,7 +4,10 @@
 //! dense copy, made when it needs one.
 
 use super::broadcast::{for_each_offset, Read};
+use super::{fail, EvalError};
+use crate::array::alloc::room;
 use crate::array::{strides, Array};
+use crate::map_data;
 use std::borrow::Cow;
 use std::rc::Rc;
 
@@ -81,23 +84,25 @@ impl<'a> Value<'a> {
         Value { base: self.base.clone(), layout: Some(layout) }
     }
 
-    /// The value as a dense array: the base itself when the value is not a view, else a copy of its cells.
-    pub fn dense(&self) -> Cow<'_, Array> {
-        match &self.layout {
-            None => Cow::Borrowed(self.base()),
-            Some(l) => {
-                let mut picks = Vec::with_capacity(l.shape.iter().product::<u64>() as usize);
-                for_each_offset(&l.shape, [&Read::of_layout(l)], |[at]| picks.push(at));
-                Cow::Owned(Array::new(l.shape.clone(), self.base().data().gather(&picks)).expect("the view's count"))
-            }
-        }
+    /// The value as a dense array: the base itself when the value is not a view, else a copy of its cells (in a
+    /// fallibly allocated buffer: running out of memory is an error).
+    pub fn dense(&self) -> Result<Cow<'_, Array>, EvalError> {
+        let Some(l) = &self.layout else { return Ok(Cow::Borrowed(self.base())) };
+        let n = l.shape.iter().product::<u64>() as usize;
+        let read = Read::of_layout(l);
+        let data = map_data!(self.base().data(), v => {
+            let mut out = room(n).or_else(|e| fail(format!("{e} for a copy of a view")))?;
+            for_each_offset(&l.shape, [&read], |[at]| out.push(v[at]));
+            out
+        });
+        Ok(Cow::Owned(Array::new(l.shape.clone(), data).expect("the view's count")))
     }
 
     /// The value as an array of its own, moved out when nothing else shares it.
-    pub fn into_array(self) -> Array {
+    pub fn into_array(self) -> Result<Array, EvalError> {
         match (self.base, self.layout) {
-            (Base::Owned(a), None) => Rc::try_unwrap(a).unwrap_or_else(|a| (*a).clone()),
-            (base, layout) => Value { base, layout }.dense().into_owned(),
+            (Base::Owned(a), None) => Ok(Rc::try_unwrap(a).unwrap_or_else(|a| (*a).clone())),
+            (base, layout) => Ok(Value { base, layout }.dense()?.into_owned()),
         }
     }
 

@@ -272,12 +272,12 @@ impl OpFamily for Cell {
     /// Ops of one operand read a dense copy of a view; ops of several read views and broadcasts in place.
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
         match self {
-            Cell::Unary(u) => kernels::unary(*u, &a.dense(0)),
-            Cell::Clip { min, max } => Ok(kernels::clip(&a.dense(0), *min, *max)),
-            Cell::Cast => Ok(kernels::cast(&a.dense(0), a.dtype)),
+            Cell::Unary(u) => kernels::unary(*u, &*a.dense(0)?),
+            Cell::Clip { min, max } => kernels::clip(&*a.dense(0)?, *min, *max),
+            Cell::Cast => kernels::cast(&*a.dense(0)?, a.dtype),
             Cell::Binary(b) => kernels::binary(*b, a.base(0), a.base(1), &a.broadcast()),
-            Cell::Compare(p) => Ok(kernels::compare(*p, a.base(0), a.base(1), &a.broadcast())),
-            Cell::Where => Ok(kernels::select(a.base(0), a.base(1), a.base(2), &a.broadcast())),
+            Cell::Compare(p) => kernels::compare(*p, a.base(0), a.base(1), &a.broadcast()),
+            Cell::Where => kernels::select(a.base(0), a.base(1), a.base(2), &a.broadcast()),
         }
     }
 }

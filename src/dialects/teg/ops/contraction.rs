@@ -81,15 +81,15 @@ impl OpFamily for Contraction {
     }
 
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
-        let (x, w) = (a.dense(0), a.dense(1));
+        let (x, w) = (a.dense(0)?, a.dense(1)?);
         if a.shape.contains(&0) {
             // Nothing to compute (and the loops over the other extents could be long).
-            return Ok(crate::dialects::teg::eval::generate::full(x.dtype(), a.shape, 0.0));
+            return crate::dialects::teg::eval::generate::full(x.dtype(), a.shape, 0.0);
         }
         match self {
-            Contraction::Prod => Ok(kernels::prod(&x, &w, a.shape)),
+            Contraction::Prod => kernels::prod(&x, &w, a.shape),
             _ => {
-                let bias = (a.len() > 2).then(|| a.dense(2));
+                let bias = if a.len() > 2 { Some(a.dense(2)?) } else { None };
                 contract::apply(
                     (&x, a.names[0].as_slice()),
                     (&w, a.names[1].as_slice()),

@@ -98,9 +98,9 @@ impl OpFamily for Conv2d {
     }
 
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
-        let (x, w) = (a.dense(0), a.dense(1));
+        let (x, w) = (a.dense(0)?, a.dense(1)?);
         if a.shape.contains(&0) {
-            return Ok(crate::dialects::teg::eval::generate::full(x.dtype(), a.shape, 0.0));
+            return crate::dialects::teg::eval::generate::full(x.dtype(), a.shape, 0.0);
         }
         kernels::conv2d(&x, &w, a.shape, self.strides, self.dilations, self.padding)
     }

@@ -124,7 +124,7 @@ impl OpFamily for Generator {
 
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
         let (dtype, shape) = (a.dtype, a.shape);
-        Ok(match self {
+        match self {
             Generator::Zeros => kernels::full(dtype, shape, 0.0),
             Generator::Ones => kernels::full(dtype, shape, 1.0),
             Generator::Full(v) => kernels::full(dtype, shape, *v),
@@ -133,7 +133,7 @@ impl OpFamily for Generator {
             }
             Generator::Random { seed } => kernels::random(dtype, shape, *seed),
             Generator::Index => kernels::index(dtype, shape),
-        })
+        }
     }
 }
 

@@ -83,9 +83,9 @@ impl OpFamily for Reduce {
 
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
         let axes = self.dims.iter().map(|d| a.dim(0, d)).collect::<Result<Vec<_>, _>>()?;
-        let x = a.dense(0);
-        let mask = (a.len() > 1).then(|| a.dense(1));
+        let x = a.dense(0)?;
+        let mask = if a.len() > 1 { Some(a.dense(1)?) } else { None };
         let mask = mask.as_deref().map(|m| (m, a.strides_of(1, 0)));
-        Ok(kernels::reduce(&x, &axes, self.monoid, mask, self.default))
+        kernels::reduce(&x, &axes, self.monoid, mask, self.default)
     }
 }

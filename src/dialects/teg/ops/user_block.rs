@@ -73,7 +73,7 @@ impl OpFamily for UserBlock {
 
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
         let block = a.block().ok_or_else(|| EvalError { op: None, message: "an unprepared block".into() })?;
-        let dense: Vec<_> = (0..a.len()).map(|i| a.dense(i)).collect();
+        let dense = a.dense_all()?;
         let arrays: Vec<&Array> = dense.iter().map(|d| &**d).collect();
         kernels::apply(block, &arrays, a.shape, a.dtype)
     }

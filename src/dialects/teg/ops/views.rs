@@ -305,11 +305,11 @@ impl OpFamily for View {
     /// interleave, repeat and pad place each operand, or each slab of it, at a strided region of the result; a
     /// constant pad fills its border).
     fn eval(&self, a: &Args) -> Result<Array, EvalError> {
-        let dense: Vec<_> = (0..a.len()).map(|i| a.dense(i)).collect();
+        let dense = a.dense_all()?;
         let arrays: Vec<&Array> = dense.iter().map(|d| &**d).collect();
         let x = arrays[0];
         if let Some(layout) = self.strided(&Strided::dense(x.shape()), &a.names[0], a.out_names, a.shape) {
-            return Ok(crate::dialects::teg::eval::copy_view(x, layout));
+            return crate::dialects::teg::eval::copy_view(x, layout);
         }
         let (out, shape) = (Strided::dense(a.shape), a.shape);
         let mut copies: Vec<Placement> = Vec::new();
