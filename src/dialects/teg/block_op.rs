@@ -3,10 +3,10 @@
 //! index dimensions and their monoid) and its value is computed by its body, a region of other TEG ops that maps
 //! the input boxes of one index point to the output box (`teg.yield`), so the evaluator can run it.
 
-use super::ops::Monoid;
 use super::signature::Signature;
 use super::tensor_type::{as_tensor, TensorType};
 use crate::array::fits;
+use crate::interfaces::sharding::Monoid;
 use crate::ir::{AffineExpr, AffineMap, AffineOp, Attr, Context, OpId, ValueDef};
 use crate::zspace::{Ipf, ZAffineMap};
 

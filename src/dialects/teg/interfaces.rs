@@ -3,7 +3,6 @@
 //! the bound inputs, sinks write the named outputs, sequence points order both). The other teg ops are `Pure`.
 
 use super::ops::{decode, OpKind};
-use super::signature;
 use super::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::interfaces::memory_effects::{Effect, EffectKind, MemoryEffects};
 use crate::interfaces::sharding::{IndexMaps, ShardingInterface, Signature};
@@ -29,8 +28,11 @@ pub fn attach(registry: &mut Registry) {
 struct TegSharding;
 
 impl ShardingInterface for TegSharding {
+    /// A block operator's, built in or declared (its family's).
     fn signature(&self, ctx: &Context, op: OpId) -> Option<Signature> {
-        signature::signature_of(ctx, op)
+        let (kind, types) = decoded(ctx, op)?;
+        let result = as_tensor(ctx, ctx.body.value_type(ctx.body.results(op).next()?))?;
+        kind.family().signature(&types, result)
     }
 
     /// Every op's from its family (a block operator's from its signature).

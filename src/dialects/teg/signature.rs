@@ -161,15 +161,3 @@ fn exactly_once_by_points(name: &str, f: &Ipf, points: &ZRange, dim: &str) -> Re
         None => Ok(()),
     }
 }
-
-/// The signature of a verified TEG block operator, built in or declared (its family's).
-pub fn signature_of(ctx: &crate::ir::Context, op: crate::ir::OpId) -> Option<Signature> {
-    use super::tensor_type::as_tensor;
-    if !ctx.op_name(op).starts_with("teg.") {
-        return None;
-    }
-    let kind = super::ops::decode(ctx, op).ok()?;
-    let types: Vec<_> = ctx.body.operands(op).map(|v| as_tensor(ctx, ctx.body.value_type(v))).collect::<Option<_>>()?;
-    let result = as_tensor(ctx, ctx.body.value_type(ctx.body.results(op).next()?))?;
-    kind.family().signature(&types, result)
-}
