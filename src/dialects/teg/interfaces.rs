@@ -58,6 +58,11 @@ struct TegInference;
 
 impl TegInference {
     fn inferred(ctx: &Context, op: OpId) -> Option<Result<TensorType, String>> {
+        let arity = ctx.registered(op)?.info.operands;
+        let count = ctx.body.operands(op).count();
+        if !arity.admits(count) {
+            return Some(Err(format!("it expects {} operands, but got {count}", arity.describe())));
+        }
         let (kind, types) = decoded(ctx, op)?;
         let unused = TensorType { dims: Vec::new(), dtype: crate::array::DType::F32 };
         kind.family().infers().then(|| kind.family().result_type(&types, &unused))

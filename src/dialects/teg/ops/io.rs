@@ -99,7 +99,8 @@ impl OpFamily for Io {
         false
     }
 
-    /// A source reads nothing and writes its cells; a sink makes its operand observable outside, cell by cell.
+    /// A source reads nothing and writes its cells; a sink (outside the graph) and a yield (out of a block body)
+    /// make their operand observable, cell by cell.
     fn index_maps(&self, operands: &[&TensorType], result: Option<&TensorType>) -> Option<IndexMaps> {
         match (self, result) {
             (Io::Source { .. }, Some(result)) => {
@@ -107,7 +108,7 @@ impl OpFamily for Io {
                 let out = m.ipf(m.by_name(result));
                 Some(m.done(vec![("result".into(), out)], Vec::new()))
             }
-            (Io::Sink { .. }, _) => {
+            (Io::Sink { .. } | Io::Yield, _) => {
                 let x = operands.first()?;
                 let mut m = Maps::over(x.dims.clone());
                 m.read("x", m.by_name(x));

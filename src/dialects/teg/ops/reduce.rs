@@ -40,7 +40,8 @@ fn decode(a: &Attrs) -> Result<OpKind, String> {
     let monoid = a.string("monoid")?;
     let monoid =
         Monoid::from_name(&monoid).ok_or_else(|| format!("unknown monoid '{monoid}' (sum, prod, max, min, mean)"))?;
-    Ok(OpKind::Reduce(Reduce { dims: a.strings("dims")?, monoid, default: a.optional_float("default")? }))
+    let default = a.optional_float("default")?;
+    Ok(OpKind::Reduce(Reduce { dims: a.strings("dims")?, monoid, default }))
 }
 
 impl OpFamily for Reduce {
