@@ -7,6 +7,14 @@ use half::bf16;
 use npyz::{NpyFile, Order, TypeChar, WriteOptions, WriterBuilder};
 use std::io::Read;
 
+/// The longest header read, in bytes: NumPy's own default limit (`max_header_size`), past which it refuses a file
+/// as possibly hostile.
+pub const MAX_HEADER_BYTES: usize = 10_000;
+
+/// The deepest bracket nesting a header may have: a header is a dictionary holding a shape tuple (2); record
+/// types, which nest deeper, are not read anyway. Checked before the header parser sees the text.
+pub const MAX_HEADER_NESTING: usize = 4;
+
 fn err(msg: impl Into<String>) -> ArrayError {
     ArrayError(msg.into())
 }
@@ -67,7 +75,7 @@ pub fn read(bytes: &[u8]) -> Result<Array, ArrayError> {
     let array = Array::new(shape.clone(), data)?;
     Ok(match order {
         Order::C => array,
-        Order::Fortran => from_fortran(&array),
+        Order::Fortran => from_fortran(&array)?,
     })
 }
 
@@ -79,7 +87,11 @@ fn npy_data_len(bytes: &[u8]) -> Result<usize, ArrayError> {
     let field = bytes.get(len_at..len_at + len_size).ok_or_else(short)?;
     let header = field.iter().rev().fold(0usize, |acc, &b| acc * 256 + b as usize);
     let start = len_at + len_size + header;
+    if header > MAX_HEADER_BYTES {
+        return Err(err(format!("the header is {header} bytes long, more than the {MAX_HEADER_BYTES} read")));
+    }
     let text = bytes.get(len_at + len_size..start).ok_or_else(short)?;
+    nesting_fits(text)?;
     shape_fits(&String::from_utf8_lossy(text))?;
     bytes.len().checked_sub(start).ok_or_else(short)
 }
@@ -99,19 +111,66 @@ fn shape_fits(header: &str) -> Result<(), ArrayError> {
     }
 }
 
-/// The C-order array with the elements of a Fortran-order (column-major) one.
-fn from_fortran(a: &Array) -> Array {
+/// Fails when the header's brackets nest deeper than [`MAX_HEADER_NESTING`] (a parser would recurse on them).
+fn nesting_fits(text: &[u8]) -> Result<(), ArrayError> {
+    let mut depth = 0usize;
+    for (i, &b) in text.iter().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > MAX_HEADER_NESTING {
+            return Err(err(format!(
+                "the header's brackets nest deeper than {MAX_HEADER_NESTING} (at byte {i} of the header)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The C-order array with the elements of a Fortran-order (column-major) one: the Fortran offset of each C-order
+/// position, stepped like an odometer (no index vector), into a fallibly allocated buffer.
+fn from_fortran(a: &Array) -> Result<Array, ArrayError> {
     let shape = a.shape().to_vec();
-    let n = a.len();
-    // Element i (C order) is at Fortran position Σ c_k · Π_{j<k} n_j.
-    let c_strides = super::strides(&shape);
     let mut f_strides = vec![1usize; shape.len()];
     for k in 1..shape.len() {
         f_strides[k] = f_strides[k - 1] * shape[k - 1] as usize;
     }
-    let picks: Vec<usize> =
-        (0..n).map(|i| (0..shape.len()).map(|k| (i / c_strides[k]) % shape[k] as usize * f_strides[k]).sum()).collect();
-    Array::new(shape, a.data().gather(&picks)).expect("same count")
+    let n = a.len();
+    let mut offsets = FortranOffsets { shape: &shape, strides: &f_strides, coord: vec![0; shape.len()], at: 0 };
+    let oom = |e: super::alloc::AllocError| err(e.to_string());
+    let data = crate::map_data!(a.data(), v => {
+        let mut out = super::alloc::room(n).map_err(oom)?;
+        out.extend((0..n).map(|_| v[offsets.next_offset()]));
+        out
+    });
+    Ok(Array::new(shape, data).expect("same count"))
+}
+
+/// The Fortran-order offsets of the cells of `shape` in C order.
+struct FortranOffsets<'s> {
+    shape: &'s [u64],
+    strides: &'s [usize],
+    coord: Vec<u64>,
+    at: usize,
+}
+
+impl FortranOffsets<'_> {
+    /// The current cell's offset, then a step to the next cell in C order.
+    fn next_offset(&mut self) -> usize {
+        let now = self.at;
+        for k in (0..self.shape.len()).rev() {
+            self.coord[k] += 1;
+            self.at += self.strides[k];
+            if self.coord[k] < self.shape[k] {
+                break;
+            }
+            self.at -= self.strides[k] * self.coord[k] as usize;
+            self.coord[k] = 0;
+        }
+        now
+    }
 }
 
 /// The bytes of `a` as a C-order `.npy` file.
@@ -146,4 +205,51 @@ pub fn write(a: &Array) -> Result<Vec<u8>, ArrayError> {
     }
     .map_err(io)?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A version-1 `.npy` file with this header dictionary and data.
+    fn file(dict: &str, data: &[u8]) -> Vec<u8> {
+        let mut header = dict.to_string();
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend((header.len() as u16).to_le_bytes());
+        out.extend(header.bytes());
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn fortran_order_files_are_read_in_c_order() {
+        // Shape (2, 3, 4); the file holds cell (i, j, k) at position i + 2j + 6k, with value 100i + 10j + k.
+        let mut cells = vec![0i32; 24];
+        for (i, j, k) in (0..2).flat_map(|i| (0..3).flat_map(move |j| (0..4).map(move |k| (i, j, k)))) {
+            cells[i + 2 * j + 6 * k] = (100 * i + 10 * j + k) as i32;
+        }
+        let bytes: Vec<u8> = cells.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let a = read(&file("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }", &bytes)).unwrap();
+        let want: Vec<f64> = (0..24).map(|c| (100 * (c / 12) + 10 * (c / 4 % 3) + c % 4) as f64).collect();
+        assert_eq!((a.shape(), a.to_f64()), (&[2u64, 3, 4][..], want));
+    }
+
+    #[test]
+    fn hostile_headers_are_refused_before_parsing() {
+        let nested =
+            format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {}(){}, }}", "[".repeat(24), "]".repeat(24));
+        let e = read(&file(&nested, &[])).unwrap_err();
+        assert!(e.0.contains("nest deeper than 4"), "{e:?}");
+        let long =
+            format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': '{}', }}", "a".repeat(20_000));
+        let mut bytes = b"\x93NUMPY\x02\x00".to_vec();
+        bytes.extend((long.len() as u32).to_le_bytes());
+        bytes.extend(long.bytes());
+        let e = read(&bytes).unwrap_err();
+        assert!(e.0.contains("more than the 10000 read"), "{e:?}");
+    }
 }
