@@ -143,13 +143,19 @@ fn read_input(path: &str) -> Result<(String, Arc<str>), String> {
         bytes = std::fs::read(path).map_err(|e| format!("tap-opt: could not open input file '{path}': {e}"))?;
         path.to_string()
     };
-    match String::from_utf8(bytes) {
-        Ok(s) => Ok((name, Arc::from(s))),
-        Err(e) => Err(format!(
-            "{name}: error: input is not valid UTF-8 (invalid byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )),
-    }
+    Ok((name.clone(), Arc::from(utf8_text(&name, bytes)?)))
+}
+
+/// The text of input `name`, or an error at the line and column of its first byte that is not UTF-8.
+pub fn utf8_text(name: &str, bytes: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let line_start = bytes[..at].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        let column = String::from_utf8_lossy(&bytes[line_start..at]).chars().count() + 1;
+        format!("{name}:{line}:{column}: error: input is not valid UTF-8 (byte 0x{:02x} at offset {at})", bytes[at])
+    })
 }
 
 /// The `-o` file, or `None` for standard output.

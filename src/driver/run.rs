@@ -89,7 +89,11 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
     if args.output_dir.is_none() && !args.print {
         return Err("nowhere to put the results: give --output-dir DIR or --print".into());
     }
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
+    let text = super::utf8_text(file, bytes).map_err(|located| {
+        let _ = writeln!(stderr, "{located}");
+        "the graph cannot be read".to_string()
+    })?;
     let (start, mut timing) = (Instant::now(), TimingReport::default());
     let mut ctx = Context::new(dialects::all());
     let module = match crate::parse::parse_file(&mut ctx, file, &text) {

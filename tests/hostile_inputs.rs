@@ -1,0 +1,162 @@
+//! Hostile inputs, each generated at a size that broke an earlier version, run through the tools under a time and
+//! an address-space limit: every run must end by itself with exit 0, or with exit 1 and a diagnostic that gives its
+//! location. Never a crash, an abort or a hang. Each class from the hardening issue gets a case here as it is
+//! fixed.
+
+#![cfg(target_os = "linux")]
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest a case may run (debug binaries, on a 2-core machine).
+const TIME_LIMIT: Duration = Duration::from_secs(20);
+
+/// The address space a case may use.
+const MEMORY_LIMIT: u64 = 1 << 30;
+
+/// What a case must end with.
+enum Expect {
+    /// Exit 0.
+    Success,
+    /// Exit 1 and standard error containing this text.
+    Error(&'static str),
+}
+
+/// A case: its name, the tool, the files it needs (name, contents) in a fresh folder, its arguments (file names
+/// relative to that folder), and what it must end with.
+struct Case {
+    name: &'static str,
+    tool: &'static str,
+    files: Vec<(&'static str, Vec<u8>)>,
+    args: Vec<&'static str>,
+    expect: Expect,
+}
+
+/// A version-1 `.npy` file with this header dictionary and data.
+fn npy(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.bytes());
+    out.extend(data);
+    out
+}
+
+/// A graph reading one source `x` of this type and sinking its negation.
+fn graph_of(t: &str) -> Vec<u8> {
+    format!(
+        "teg.graph @g {{\n  %x = teg.source @x : {t}\n  %y = teg.neg %x : {t}\n  %s = teg.sink @y %y : {t} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
+    )
+    .into_bytes()
+}
+
+fn cases() -> Vec<Case> {
+    let mut bad_utf8 = b"teg.graph @g {\n  %x = teg.source @x ".to_vec();
+    bad_utf8.extend([0xff, 0xfe]);
+    bad_utf8.extend(b" : !teg.tensor<[n=2] x f32>\n}\n");
+    let nested_header =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {}(){}, }}", "[".repeat(24), "]".repeat(24));
+    let tuples_header =
+        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {}2{}, }}", "(".repeat(5000), ",)".repeat(5000));
+    // 16 MiB of i8 in Fortran order, reordered without an index vector (which took 8 bytes per cell).
+    let fortran = npy("{'descr': '|i1', 'fortran_order': True, 'shape': (4096, 4096), }", &vec![1u8; 1 << 24]);
+    let t = "!teg.tensor<[a=4096, b=4096] x i8>";
+    let corner = format!(
+        "teg.graph @g {{\n  %x = teg.source @x : {t}\n  %y = teg.select %x along \"a\" at 0 : {t} -> !teg.tensor<[b=4096] x i8>\n  %s = teg.sink @y %y : !teg.tensor<[b=4096] x i8> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
+    );
+    vec![
+        Case {
+            name: "invalid UTF-8 (tap-opt)",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("bad.tap", bad_utf8.clone())],
+            args: vec!["bad.tap"],
+            expect: Expect::Error("bad.tap:2:22: error: input is not valid UTF-8 (byte 0xff at offset 36)"),
+        },
+        Case {
+            name: "invalid UTF-8 (tap-run)",
+            tool: env!("CARGO_BIN_EXE_tap-run"),
+            files: vec![("bad.tap", bad_utf8)],
+            args: vec!["bad.tap", "--print"],
+            expect: Expect::Error("bad.tap:2:22: error: input is not valid UTF-8"),
+        },
+        Case {
+            name: ".npy header of 24 nested lists",
+            tool: env!("CARGO_BIN_EXE_tap-run"),
+            files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", npy(&nested_header, &[]))],
+            args: vec!["g.tap", "--input", "x=x.npy", "--print"],
+            expect: Expect::Error("brackets nest deeper than 4"),
+        },
+        Case {
+            name: ".npy header of 5000 nested tuples",
+            tool: env!("CARGO_BIN_EXE_tap-run"),
+            files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", npy(&tuples_header, &[]))],
+            args: vec!["g.tap", "--input", "x=x.npy", "--print"],
+            expect: Expect::Error("header is"),
+        },
+        Case {
+            name: "a 16 MiB Fortran-order .npy",
+            tool: env!("CARGO_BIN_EXE_tap-run"),
+            files: vec![("g.tap", corner.into_bytes()), ("x.npy", fortran)],
+            args: vec!["g.tap", "--input", "x=x.npy", "--print"],
+            expect: Expect::Success,
+        },
+    ]
+}
+
+/// Runs `case` in `dir` under the limits: its exit code, standard error and time.
+fn run(case: &Case, dir: &Path) -> (Option<i32>, String, Duration) {
+    for (name, bytes) in &case.files {
+        std::fs::File::create(dir.join(name)).and_then(|mut f| f.write_all(bytes)).unwrap();
+    }
+    let mut cmd = Command::new(case.tool);
+    cmd.args(&case.args).current_dir(dir).stdout(Stdio::null()).stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: MEMORY_LIMIT, rlim_max: MEMORY_LIMIT };
+            match libc::setrlimit(libc::RLIMIT_AS, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let start = Instant::now();
+    let mut child = cmd.spawn().unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > TIME_LIMIT {
+            child.kill().ok();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), start.elapsed())
+}
+
+#[test]
+fn hostile_inputs_end_in_time_with_a_located_diagnostic() {
+    let root: PathBuf = std::env::temp_dir().join(format!("tap-hostile-{}", std::process::id()));
+    let mut failures = Vec::new();
+    for case in cases() {
+        let dir = root.join(case.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (code, stderr, took) = run(&case, &dir);
+        let ok = match &case.expect {
+            Expect::Success => code == Some(0),
+            Expect::Error(text) => code == Some(1) && stderr.contains(text),
+        };
+        if !ok || took > TIME_LIMIT {
+            failures.push(format!("{}: exit {code:?} after {took:?}\n{stderr}", case.name));
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    std::fs::remove_dir_all(&root).ok();
+    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+}
