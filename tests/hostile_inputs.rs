@@ -71,7 +71,22 @@ fn cases() -> Vec<Case> {
     let corner = format!(
         "teg.graph @g {{\n  %x = teg.source @x : {t}\n  %y = teg.select %x along \"a\" at 0 : {t} -> !teg.tensor<[b=4096] x i8>\n  %s = teg.sink @y %y : !teg.tensor<[b=4096] x i8> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
     );
+    let sinks = 50_000;
+    let mut many_sinks = String::from("teg.graph @g {\n  %x = teg.zeros : !teg.tensor<[n=2] x f32>\n");
+    for i in 0..sinks {
+        many_sinks += &format!("  %s{i} = teg.sink @y{i} %x : !teg.tensor<[n=2] x f32> -> !teg.token\n");
+    }
+    let tokens: Vec<String> = (0..sinks).map(|i| format!("%s{i}")).collect();
+    many_sinks +=
+        &format!("  teg.sequence_point {} : {}\n}}\n", tokens.join(", "), vec!["!teg.token"; sinks].join(", "));
     vec![
+        Case {
+            name: "50k sinks of one value, timed",
+            tool: env!("CARGO_BIN_EXE_tap-run"),
+            files: vec![("sinks.tap", many_sinks.into_bytes())],
+            args: vec!["sinks.tap", "--print", "--timing"],
+            expect: Expect::Success,
+        },
         Case {
             name: "invalid UTF-8 (tap-opt)",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
@@ -129,6 +144,13 @@ fn run(case: &Case, dir: &Path) -> (Option<i32>, String, Duration) {
     }
     let start = Instant::now();
     let mut child = cmd.spawn().unwrap();
+    // Standard error is read as it comes, so that a long report cannot fill the pipe and stall the tool.
+    let mut pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        std::io::Read::read_to_end(&mut pipe, &mut text).ok();
+        text
+    });
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > TIME_LIMIT {
             child.kill().ok();
@@ -136,8 +158,9 @@ fn run(case: &Case, dir: &Path) -> (Option<i32>, String, Duration) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = child.wait_with_output().unwrap();
-    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned(), start.elapsed())
+    let status = child.wait().unwrap();
+    let stderr = reader.join().unwrap();
+    (status.code(), String::from_utf8_lossy(&stderr).into_owned(), start.elapsed())
 }
 
 #[test]
