@@ -79,7 +79,21 @@ fn cases() -> Vec<Case> {
     let tokens: Vec<String> = (0..sinks).map(|i| format!("%s{i}")).collect();
     many_sinks +=
         &format!("  teg.sequence_point {} : {}\n}}\n", tokens.join(", "), vec!["!teg.token"; sinks].join(", "));
+    let mut blocks = String::from("teg.graph @g {\n  %x = teg.source @x : !teg.tensor<[n=1048576] x f32>\n");
+    for k in 0..40 {
+        blocks += &format!(
+            "  %y{k} = teg.block @flat{k} %x over [\"i\", \"j\"] [1024, 1024] maps [affine_map<(i, j) -> (i * 1024 + j)>, affine_map<(i, j) -> (i * 1024 + j)>] boxes [[1], [1]] : !teg.tensor<[n=1048576] x f32> -> !teg.tensor<[n=1048576] x f32> {{\n  ^bb0(%a: !teg.tensor<[n=1] x f32>):\n    %b = teg.neg %a : !teg.tensor<[n=1] x f32>\n    teg.yield %b : !teg.tensor<[n=1] x f32>\n  }}\n"
+        );
+    }
+    blocks += "}\n";
     vec![
+        Case {
+            name: "40 user blocks of 2^20 points whose output two index dimensions move",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("blocks.tap", blocks.into_bytes())],
+            args: vec!["blocks.tap", "-o", "/dev/null"],
+            expect: Expect::Success,
+        },
         Case {
             name: "50k sinks of one value, timed",
             tool: env!("CARGO_BIN_EXE_tap-run"),

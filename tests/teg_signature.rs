@@ -1,6 +1,7 @@
 //! The signature check's output rule (every output cell written by exactly one index point, reductions aside)
-//! against brute force: random output IPFs over small index spaces, the structural decision and the
-//! point-by-point one both compared with marking every cell.
+//! against brute force: random output IPFs over small index spaces (up to three index dimensions, so that several
+//! may move one tensor dimension as mixed-radix digits), the structural decisions and the point-by-point one all
+//! compared with marking every cell.
 
 use proptest::prelude::*;
 use tapestry::dialects::teg::ops::Monoid;
@@ -31,14 +32,14 @@ proptest! {
 
     #[test]
     fn exactly_once_matches_brute_force(
-        extents in prop::collection::vec(1u64..4, 1..=2),
+        extents in prop::collection::vec(1u64..4, 1..=3),
         rows in 1usize..=2,
-        coefs in prop::collection::vec(-3i64..=3, 4),
+        coefs in prop::collection::vec(-4i64..=4, 6),
         offsets in prop::collection::vec(-2i64..=2, 2),
         boxes in prop::collection::vec(1u64..=3, 2),
     ) {
         let rank = extents.len();
-        let matrix: Vec<Vec<i64>> = (0..rows).map(|j| coefs[j * 2..j * 2 + rank].to_vec()).collect();
+        let matrix: Vec<Vec<i64>> = (0..rows).map(|j| coefs[j * 3..j * 3 + rank].to_vec()).collect();
         let (sig, f) = output(&extents, matrix, offsets[..rows].to_vec(), boxes[..rows].to_vec());
         let points = sig.index_range();
         let range = f.project(&points).unwrap();

@@ -95,8 +95,12 @@ fn reductions_stay(sig: &Signature, name: &str, f: &Ipf) -> Result<(), String> {
 
 /// Whether the boxes of output `f` over `points` are pairwise disjoint and fill their bounding box. Decided
 /// structurally when each moving index dimension moves its own tensor dimension (then it must step by exactly its
-/// box extent: less overlaps, more leaves gaps), else point by point.
+/// box extent: less overlaps, more leaves gaps), or when the dimensions moving one tensor dimension together step
+/// it as the digits of a mixed-radix number (see [`mixed_radix`]); else point by point.
 fn exactly_once(sig: &Signature, name: &str, f: &Ipf, points: &ZRange) -> Result<(), String> {
+    if mixed_radix(f, points) {
+        return Ok(());
+    }
     let mut moves = Vec::new();
     let mut rows_used = vec![false; f.map().outputs()];
     for (i, (dim, _)) in sig.index.iter().enumerate() {
@@ -126,6 +130,32 @@ fn exactly_once(sig: &Signature, name: &str, f: &Ipf, points: &ZRange) -> Result
         }
     }
     Ok(())
+}
+
+/// Whether every index dimension of extent above 1 moves exactly one tensor dimension of `f`,
+/// and whose steps, sorted by size, are the box's width times the product of the smaller ones' extents: the
+/// digits of a mixed-radix number, so the boxes tile the dimension exactly once (as `i * 4 + j` for `j < 4` with a
+/// box of 1). A sufficient condition, checked in time linear in the map; when it fails the caller decides exactly.
+fn mixed_radix(f: &Ipf, points: &ZRange) -> bool {
+    let map = f.map();
+    let moving: Vec<usize> = (0..map.inputs()).filter(|&i| points.shape()[i] > 1).collect();
+    if moving.iter().any(|&i| (0..map.outputs()).filter(|&j| map.coef(j, i) != 0).count() != 1) {
+        return false;
+    }
+    (0..map.outputs()).all(|j| {
+        let mut steps: Vec<(u64, u64)> = moving
+            .iter()
+            .filter(|&&i| map.coef(j, i) != 0)
+            .map(|&i| (map.coef(j, i).unsigned_abs(), points.shape()[i]))
+            .collect();
+        steps.sort_unstable();
+        let mut next = Some(f.shape()[j]);
+        steps.iter().all(|&(step, extent)| {
+            let ok = next == Some(step);
+            next = step.checked_mul(extent);
+            ok
+        })
+    })
 }
 
 /// Index points whose output boxes are checked one by one.
