@@ -2,7 +2,7 @@
 //! default, or codespan-reporting's rich layout. The only module that uses codespan-reporting.
 
 use crate::ir::entity::EntityId;
-use crate::ir::source::{FileId, SourceMap};
+use crate::ir::source::{FileId, LineCol, SourceMap};
 use crate::ir::{Context, Diagnostic, Loc, LocData, Severity};
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label, Severity as CsSeverity};
 use codespan_reporting::files::{Error as FilesError, Files};
@@ -94,28 +94,36 @@ fn place(ctx: &Context, loc: Loc) -> Place {
 /// Renders one diagnostic and its notes.
 pub fn render(ctx: &Context, diag: &Diagnostic, style: Style) -> String {
     let mut out = String::new();
-    render_one(ctx, diag, style, &mut out);
-    for note in &diag.notes {
-        render_one(ctx, note, style, &mut out);
-    }
+    render_with(ctx, diag, style, &mut Columns::default(), &mut out);
     out
 }
 
 /// Renders a list of diagnostics.
 pub fn render_all(ctx: &Context, diags: &[Diagnostic], style: Style) -> String {
-    diags.iter().map(|d| render(ctx, d, style)).collect()
+    let (mut out, mut columns) = (String::new(), Columns::default());
+    for d in diags {
+        render_with(ctx, d, style, &mut columns, &mut out);
+    }
+    out
 }
 
-fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, out: &mut String) {
+fn render_with(ctx: &Context, diag: &Diagnostic, style: Style, columns: &mut Columns, out: &mut String) {
+    render_one(ctx, diag, style, columns, out);
+    for note in &diag.notes {
+        render_one(ctx, note, style, columns, out);
+    }
+}
+
+fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, columns: &mut Columns, out: &mut String) {
     match (place(ctx, diag.loc), style) {
         (Place::Source(file, offset), Style::Rich) => {
             out.push_str(&codespan(ctx, diag, file, offset, DisplayStyle::Rich))
         }
         (Place::Source(file, offset), Style::Mlir) => {
-            let header = codespan(ctx, diag, file, offset, DisplayStyle::Short);
-            out.push_str(&header);
             let f = ctx.sources.file(file);
             let lc = f.line_col(offset);
+            let col = columns.char_column(file, f, lc);
+            out.push_str(&format!("{}:{}:{col}: {}: {}\n", f.name, lc.line, diag.severity, diag.message));
             if let Some(text) = f.line_text(lc.line) {
                 let (shown, col) = clip_line(text, lc.col);
                 out.push_str(&shown);
@@ -127,6 +135,29 @@ fn render_one(ctx: &Context, diag: &Diagnostic, style: Style, out: &mut String) 
             out.push_str(&format!("{name}:{line}:{col}: {}: {}\n", diag.severity, diag.message))
         }
         (Place::Unknown, _) => out.push_str(&format!("<unknown>:0: {}: {}\n", diag.severity, diag.message)),
+    }
+}
+
+/// Character columns (what a diagnostic's `file:line:col` shows) of byte positions, counted on from the last
+/// position asked for when the next is further along the same line: diagnostics in order along one long line cost
+/// time linear in the line, not quadratic.
+#[derive(Default)]
+struct Columns {
+    last: Option<(FileId, u32, u32, u32)>,
+}
+
+impl Columns {
+    /// The 1-based character column of `lc` (1-based line and byte column) in `f`.
+    fn char_column(&mut self, file: FileId, f: &crate::ir::source::SourceFile, lc: LineCol) -> u32 {
+        let Some(text) = f.line_text(lc.line) else { return lc.col };
+        let (from, chars) = match self.last {
+            Some((id, line, byte, chars)) if id == file && line == lc.line && byte <= lc.col => (byte, chars),
+            _ => (1, 1),
+        };
+        let span = text.as_bytes().get(from as usize - 1..(lc.col as usize - 1).min(text.len())).unwrap_or(&[]);
+        let chars = chars + span.iter().filter(|&&b| (b as i8) >= -0x40).count() as u32;
+        self.last = Some((file, lc.line, lc.col, chars));
+        chars
     }
 }
 

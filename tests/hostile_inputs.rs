@@ -86,7 +86,20 @@ fn cases() -> Vec<Case> {
         );
     }
     blocks += "}\n";
+    let names: Vec<String> = (0..70_000).map(|i| format!("%u{i}")).collect();
+    let undefined = format!(
+        "func.func @f() {{\n  \"foo.bar\"({}) : ({}) -> ()\n  func.return\n}}\n",
+        names.join(", "),
+        vec!["i32"; names.len()].join(", ")
+    );
     vec![
+        Case {
+            name: "70k undefined names on one line",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("undefined.tap", undefined.into_bytes())],
+            args: vec!["undefined.tap", "--allow-unregistered-dialect"],
+            expect: Expect::Error("undefined.tap:2:13: error: use of undeclared SSA value name"),
+        },
         Case {
             name: "40 user blocks of 2^20 points whose output two index dimensions move",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
