@@ -92,7 +92,18 @@ fn cases() -> Vec<Case> {
         names.join(", "),
         vec!["i32"; names.len()].join(", ")
     );
+    let expectations = format!(
+        "func.func @f() {{\n{}  \"foo.bar\"(%u0) : (i32) -> ()\n  func.return\n}}\n",
+        "  // expected-error @below {{use of undeclared SSA value name}}\n".repeat(30_000)
+    );
     vec![
+        Case {
+            name: "30k expected-error @below lines",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("expected.tap", expectations.into_bytes())],
+            args: vec!["expected.tap", "--allow-unregistered-dialect", "--verify-diagnostics"],
+            expect: Expect::Error("expected error \"use of undeclared SSA value name\" was not produced"),
+        },
         Case {
             name: "70k undefined names on one line",
             tool: env!("CARGO_BIN_EXE_tap-opt"),

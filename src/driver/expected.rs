@@ -4,6 +4,7 @@
 use super::options::VerifyMode;
 use crate::ir::{Context, Diagnostic, FileId, Loc, LocData, Severity};
 use regex::Regex;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -40,7 +41,7 @@ pub fn collect(text: &str, range: Range<usize>, file: FileId) -> (Vec<Expectatio
     let chunk = &text[range.clone()];
     let first_line = text[..range.start].matches('\n').count() as u32 + 1;
     let lines: Vec<(usize, &str)> = line_offsets(chunk);
-    let is_designator = |l: &str| annotation_regex().is_match(l);
+    let (above, below) = code_lines(&lines);
     for (i, &(off, line)) in lines.iter().enumerate() {
         for caps in annotation_regex().captures_iter(line) {
             let offset = range.start + off + caps.get(0).unwrap().start();
@@ -54,10 +55,8 @@ pub fn collect(text: &str, range: Range<usize>, file: FileId) -> (Vec<Expectatio
             let line_no = match caps.get(4).map(|m| m.as_str()) {
                 None => Some(this_line),
                 Some("unknown") => None,
-                Some("above") => (0..i).rev().find(|&j| !is_designator(lines[j].1)).map(|j| first_line + j as u32),
-                Some("below") => {
-                    (i + 1..lines.len()).find(|&j| !is_designator(lines[j].1)).map(|j| first_line + j as u32)
-                }
+                Some("above") => above[i].map(|j| first_line + j as u32),
+                Some("below") => below[i].map(|j| first_line + j as u32),
                 Some(rel) => rel.parse::<i64>().ok().map(|d| (this_line as i64 + d) as u32),
             };
             let message = caps[5].to_string();
@@ -76,6 +75,21 @@ pub fn collect(text: &str, range: Range<usize>, file: FileId) -> (Vec<Expectatio
         }
     }
     (out, errors)
+}
+
+/// For each line, the nearest line above and the nearest line below it that carries no annotation (what `@above`
+/// and `@below` refer to), in two passes.
+fn code_lines(lines: &[(usize, &str)]) -> (Vec<Option<usize>>, Vec<Option<usize>>) {
+    let code: Vec<bool> = lines.iter().map(|l| !annotation_regex().is_match(l.1)).collect();
+    let mut above = vec![None; lines.len()];
+    for j in 1..lines.len() {
+        above[j] = if code[j - 1] { Some(j - 1) } else { above[j - 1] };
+    }
+    let mut below = vec![None; lines.len()];
+    for j in (0..lines.len().saturating_sub(1)).rev() {
+        below[j] = if code[j + 1] { Some(j + 1) } else { below[j + 1] };
+    }
+    (above, below)
 }
 
 fn line_offsets(chunk: &str) -> Vec<(usize, &str)> {
@@ -129,20 +143,29 @@ pub fn check(
     mode: VerifyMode,
 ) -> Vec<Diagnostic> {
     let mut failures = Vec::new();
+    // The expectations by severity and line, in order, with how many at the front are already matched: a
+    // diagnostic looks only at its own line's, so that many of them cost time linear in their number.
+    let mut by_line: HashMap<(Severity, Option<u32>), (usize, Vec<usize>)> = HashMap::new();
+    for (i, e) in expected.iter().enumerate() {
+        by_line.entry((e.severity, e.line)).or_default().1.push(i);
+    }
     let flat = diags.iter().flat_map(|d| std::iter::once(d).chain(d.notes.iter()));
     for d in flat {
         let line = diag_line(ctx, d.loc, file);
-        let found = expected.iter_mut().find(|e| {
-            !e.matched
-                && e.severity == d.severity
-                && e.line == line
-                && match &e.pattern {
-                    Pattern::Substring(s) => d.message.contains(s.as_str()),
-                    Pattern::Regex(re, _) => re.is_match(&d.message),
-                }
+        let found = by_line.get_mut(&(d.severity, line)).and_then(|(done, list)| {
+            while list.get(*done).is_some_and(|&i| expected[i].matched) {
+                *done += 1;
+            }
+            list[*done..].iter().copied().find(|&i| {
+                !expected[i].matched
+                    && match &expected[i].pattern {
+                        Pattern::Substring(s) => d.message.contains(s.as_str()),
+                        Pattern::Regex(re, _) => re.is_match(&d.message),
+                    }
+            })
         });
         match found {
-            Some(e) => e.matched = true,
+            Some(i) => expected[i].matched = true,
             None if mode == VerifyMode::All => {
                 let msg = format!("unexpected {}: {}", d.severity, d.message);
                 failures.push(Diagnostic::error(d.loc, msg));

@@ -6,9 +6,13 @@ use logos::Logos;
 
 /// A token of the textual IR.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
-#[logos(skip r"[ \t\r\n\f]+")]
-#[logos(skip(r"//[^\n]*", allow_greedy = true))]
 pub enum Token<'s> {
+    /// Whitespace or a `//` comment. A token, not a logos `skip`: logos skips by calling its lexer again, one
+    /// nested call per skipped run, so 30k comment lines overflowed the stack; the token adapter drops these in a
+    /// loop instead.
+    #[regex(r"[ \t\r\n\f]+")]
+    #[regex(r"//[^\n]*", allow_greedy = true)]
+    Trivia,
     /// `%name`, `%0`, `%r#1`.
     #[regex(r"%[a-zA-Z0-9_$.\-]+(#[0-9]+)?")]
     ValueId(&'s str),

@@ -61,7 +61,10 @@ impl<'s> Tokens<'s> {
         if let Some(t) = self.lookahead.pop_front() {
             return Some(t);
         }
-        let tok = self.lexer.next()?;
+        let mut tok = self.lexer.next()?;
+        while tok == Ok(Token::Trivia) {
+            tok = self.lexer.next()?;
+        }
         let span = self.lexer.span();
         let tok = match tok {
             Ok(t) => t,
