@@ -31,7 +31,7 @@ struct Case {
     name: &'static str,
     tool: &'static str,
     files: Vec<(&'static str, Vec<u8>)>,
-    args: Vec<&'static str>,
+    args: Vec<String>,
     expect: Expect,
 }
 
@@ -96,68 +96,76 @@ fn cases() -> Vec<Case> {
         "func.func @f() {{\n{}  \"foo.bar\"(%u0) : (i32) -> ()\n  func.return\n}}\n",
         "  // expected-error @below {{use of undeclared SSA value name}}\n".repeat(30_000)
     );
+    let deep = format!("builtin.module({}cse{})", "func.func(".repeat(8000), ")".repeat(8000));
     vec![
+        Case {
+            name: "a pass pipeline nested 8000 deep",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("empty.tap", Vec::new())],
+            args: vec!["empty.tap".into(), "-p".into(), deep],
+            expect: Expect::Error("error: pass pipelines nest at most 64 deep"),
+        },
         Case {
             name: "30k expected-error @below lines",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
             files: vec![("expected.tap", expectations.into_bytes())],
-            args: vec!["expected.tap", "--allow-unregistered-dialect", "--verify-diagnostics"],
+            args: ["expected.tap", "--allow-unregistered-dialect", "--verify-diagnostics"].map(String::from).to_vec(),
             expect: Expect::Error("expected error \"use of undeclared SSA value name\" was not produced"),
         },
         Case {
             name: "70k undefined names on one line",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
             files: vec![("undefined.tap", undefined.into_bytes())],
-            args: vec!["undefined.tap", "--allow-unregistered-dialect"],
+            args: ["undefined.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
             expect: Expect::Error("undefined.tap:2:13: error: use of undeclared SSA value name"),
         },
         Case {
             name: "40 user blocks of 2^20 points whose output two index dimensions move",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
             files: vec![("blocks.tap", blocks.into_bytes())],
-            args: vec!["blocks.tap", "-o", "/dev/null"],
+            args: ["blocks.tap", "-o", "/dev/null"].map(String::from).to_vec(),
             expect: Expect::Success,
         },
         Case {
             name: "50k sinks of one value, timed",
             tool: env!("CARGO_BIN_EXE_tap-run"),
             files: vec![("sinks.tap", many_sinks.into_bytes())],
-            args: vec!["sinks.tap", "--print", "--timing"],
+            args: ["sinks.tap", "--print", "--timing"].map(String::from).to_vec(),
             expect: Expect::Success,
         },
         Case {
             name: "invalid UTF-8 (tap-opt)",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
             files: vec![("bad.tap", bad_utf8.clone())],
-            args: vec!["bad.tap"],
+            args: ["bad.tap"].map(String::from).to_vec(),
             expect: Expect::Error("bad.tap:2:22: error: input is not valid UTF-8 (byte 0xff at offset 36)"),
         },
         Case {
             name: "invalid UTF-8 (tap-run)",
             tool: env!("CARGO_BIN_EXE_tap-run"),
             files: vec![("bad.tap", bad_utf8)],
-            args: vec!["bad.tap", "--print"],
+            args: ["bad.tap", "--print"].map(String::from).to_vec(),
             expect: Expect::Error("bad.tap:2:22: error: input is not valid UTF-8"),
         },
         Case {
             name: ".npy header of 24 nested lists",
             tool: env!("CARGO_BIN_EXE_tap-run"),
             files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", npy(&nested_header, &[]))],
-            args: vec!["g.tap", "--input", "x=x.npy", "--print"],
+            args: ["g.tap", "--input", "x=x.npy", "--print"].map(String::from).to_vec(),
             expect: Expect::Error("brackets nest deeper than 4"),
         },
         Case {
             name: ".npy header of 5000 nested tuples",
             tool: env!("CARGO_BIN_EXE_tap-run"),
             files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", npy(&tuples_header, &[]))],
-            args: vec!["g.tap", "--input", "x=x.npy", "--print"],
+            args: ["g.tap", "--input", "x=x.npy", "--print"].map(String::from).to_vec(),
             expect: Expect::Error("header is"),
         },
         Case {
             name: "a 16 MiB Fortran-order .npy",
             tool: env!("CARGO_BIN_EXE_tap-run"),
             files: vec![("g.tap", corner.into_bytes()), ("x.npy", fortran)],
-            args: vec!["g.tap", "--input", "x=x.npy", "--print"],
+            args: ["g.tap", "--input", "x=x.npy", "--print"].map(String::from).to_vec(),
             expect: Expect::Success,
         },
     ]

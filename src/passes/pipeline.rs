@@ -55,10 +55,14 @@ impl PipelineError {
     }
 }
 
+/// The deepest a pipeline may nest (`builtin.module(func.func(...))` is 2): the parser, the pass manager and the
+/// printer of a pipeline recurse on its nesting, which ops bound in practice to a handful of levels.
+pub const MAX_PIPELINE_NESTING: usize = 64;
+
 /// Parses a pipeline string.
 pub fn parse_pipeline(text: &str, registry: &PassRegistry) -> Result<Pipeline, PipelineError> {
     let trimmed = text.trim();
-    let mut p = Parser { text, pos: text.len() - text.trim_start().len(), registry };
+    let mut p = Parser { text, pos: text.len() - text.trim_start().len(), registry, depth: 0 };
     if trimmed.is_empty() {
         return Ok(Pipeline { anchor: "builtin.module".into(), elements: Vec::new() });
     }
@@ -113,6 +117,8 @@ struct Parser<'a> {
     text: &'a str,
     pos: usize,
     registry: &'a PassRegistry,
+    /// How many anchors enclose the position.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -149,6 +155,17 @@ impl Parser<'_> {
 
     /// Parses the elements after `anchor(` up to the matching `)`.
     fn nested(&mut self, anchor: String, open_at: usize) -> Result<Pipeline, PipelineError> {
+        self.depth += 1;
+        if self.depth > MAX_PIPELINE_NESTING {
+            return Err(self.error(format!("pass pipelines nest at most {MAX_PIPELINE_NESTING} deep"), open_at));
+        }
+        let pipeline = self.elements(anchor, open_at);
+        self.depth -= 1;
+        pipeline
+    }
+
+    /// The elements of [`Parser::nested`].
+    fn elements(&mut self, anchor: String, open_at: usize) -> Result<Pipeline, PipelineError> {
         let mut elements = Vec::new();
         self.skip_ws();
         if self.eat(')') {
