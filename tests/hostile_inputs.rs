@@ -97,7 +97,16 @@ fn cases() -> Vec<Case> {
         "  // expected-error @below {{use of undeclared SSA value name}}\n".repeat(30_000)
     );
     let deep = format!("builtin.module({}cse{})", "func.func(".repeat(8000), ")".repeat(8000));
+    let keys: Vec<String> = (0..200_000).map(|i| format!("k{i} = {i}")).collect();
+    let dictionary = format!("func.func @f() attributes {{{}}} {{\n  func.return\n}}\n", keys.join(", "));
     vec![
+        Case {
+            name: "a dictionary of 200k keys",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("dict.tap", dictionary.into_bytes())],
+            args: ["dict.tap", "-o", "/dev/null"].map(String::from).to_vec(),
+            expect: Expect::Success,
+        },
         Case {
             name: "a pass pipeline nested 8000 deep",
             tool: env!("CARGO_BIN_EXE_tap-opt"),

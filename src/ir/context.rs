@@ -296,10 +296,10 @@ impl Interners {
         self.attrs[dict].as_dict().unwrap_or(&[])
     }
 
-    /// Looks up `key` in a dictionary attribute.
+    /// Looks up `key` in a dictionary attribute (a binary search: entries are sorted by key).
     pub fn dict_get(&self, dict: AttrId, key: &str) -> Option<AttrId> {
-        let key = self.symbols.lookup(key)?;
-        self.dict_entries(dict).iter().find(|e| e.0 == key).map(|e| e.1)
+        let entries = self.dict_entries(dict);
+        entries.binary_search_by(|e| self.symbols[e.0].as_ref().cmp(key)).ok().map(|i| entries[i].1)
     }
 
     /// Interns a structured location.

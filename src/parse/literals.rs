@@ -315,6 +315,7 @@ impl<'s> ParseState<'s, '_> {
     /// `{k = v, ...}`.
     pub fn dict(&mut self, entries: Vec<(KeyText<'s>, Option<AttrId>)>, offset: usize) -> AttrId {
         let mut out = Vec::with_capacity(entries.len());
+        let mut seen = std::collections::HashSet::with_capacity(entries.len());
         for (key, value) in entries {
             let key = match key {
                 KeyText::Bare(k) => k.to_string(),
@@ -324,7 +325,7 @@ impl<'s> ParseState<'s, '_> {
                 }),
             };
             let sym = self.ctx.sym(&key);
-            if out.iter().any(|(k, _)| *k == sym) {
+            if !seen.insert(sym) {
                 self.error(offset, format!("duplicate key '{key}' in dictionary attribute"));
                 continue;
             }
