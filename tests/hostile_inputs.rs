@@ -99,7 +99,19 @@ fn cases() -> Vec<Case> {
     let deep = format!("builtin.module({}cse{})", "func.func(".repeat(8000), ")".repeat(8000));
     let keys: Vec<String> = (0..200_000).map(|i| format!("k{i} = {i}")).collect();
     let dictionary = format!("func.func @f() attributes {{{}}} {{\n  func.return\n}}\n", keys.join(", "));
+    let mut chain = String::from("func.func @f(%a: i32) {\n  \"t.br\"()[^b1] : () -> ()\n");
+    for i in 1..50_000 {
+        chain += &format!("^b{i}:\n  \"t.use\"(%a) : (i32) -> ()\n  \"t.br\"()[^b{}] : () -> ()\n", i + 1);
+    }
+    chain += "^b50000:\n  func.return\n}\n";
     vec![
+        Case {
+            name: "50k chained blocks using the entry's value",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("chain.tap", chain.into_bytes())],
+            args: ["chain.tap", "--allow-unregistered-dialect", "-o", "/dev/null"].map(String::from).to_vec(),
+            expect: Expect::Success,
+        },
         Case {
             name: "a dictionary of 200k keys",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
