@@ -104,7 +104,18 @@ fn cases() -> Vec<Case> {
         chain += &format!("^b{i}:\n  \"t.use\"(%a) : (i32) -> ()\n  \"t.br\"()[^b{}] : () -> ()\n", i + 1);
     }
     chain += "^b50000:\n  func.return\n}\n";
+    let body = "  ^bb0(%a: !teg.tensor<[n=2] x f32>):\n    %b = teg.neg %a : !teg.tensor<[n=2] x f32>\n    %c = teg.abs %b : !teg.tensor<[n=2] x f32>\n    %d = teg.exp %c : !teg.tensor<[n=2] x f32>\n    %e = teg.mul %d, %c : !teg.tensor<[n=2] x f32>\n    %f = teg.reduce %e along [\"n\"] by \"sum\" : !teg.tensor<[n=2] x f32> -> !teg.tensor<[] x f32>\n    %g = teg.unsqueeze %f as \"n\" at 0 : !teg.tensor<[] x f32> -> !teg.tensor<[n=1] x f32>\n    teg.yield %g : !teg.tensor<[n=1] x f32>\n";
+    let big_block = format!(
+        "teg.graph @g {{\n  %x = teg.zeros : !teg.tensor<[n=33554432] x f32>\n  %y = teg.block @b %x over [\"i\"] [16777216] maps [affine_map<(i) -> (i * 2)>, affine_map<(i) -> (i)>] boxes [[2], [1]] : !teg.tensor<[n=33554432] x f32> -> !teg.tensor<[n=16777216] x f32> {{\n{body}  }}\n  %s = teg.sink @y %y : !teg.tensor<[n=16777216] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
+    );
     vec![
+        Case {
+            name: "a user block of 2^24 points with a body of 7 ops",
+            tool: env!("CARGO_BIN_EXE_tap-run"),
+            files: vec![("block.tap", big_block.into_bytes())],
+            args: ["block.tap", "--print"].map(String::from).to_vec(),
+            expect: Expect::Error("block.tap:3:3: error: the body runs op by op at each of the 16777216 index points"),
+        },
         Case {
             name: "50k chained blocks using the entry's value",
             tool: env!("CARGO_BIN_EXE_tap-opt"),

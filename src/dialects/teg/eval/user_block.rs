@@ -20,6 +20,10 @@ use std::collections::HashMap;
 /// The most index points a block body is run for (the body runs once per point, op by op).
 pub const MAX_POINTS: u128 = 1 << 24;
 
+/// The most op runs (index points times body ops) of a body run point by point: about half a microsecond each,
+/// so a couple of seconds.
+pub const MAX_OP_RUNS: u128 = 1 << 22;
+
 /// The most cells a block may touch over all its index points (its input boxes and the values its body makes):
 /// a bound on the evaluator's time, which is about a nanosecond per cell.
 pub const MAX_CELLS: u128 = 1 << 32;
@@ -44,6 +48,13 @@ pub fn prepare(ctx: &Context, op: OpId, sig: Signature) -> Result<BlockPlan, Eva
     let plan = super::plan::plan(ctx, ctx.body.block_ops(body))?;
     let one_cell_args = args.iter().all(|&a| as_tensor(ctx, ctx.body.value_type(a)).is_some_and(|t| t.size() == 1));
     let vectorized = one_cell_args && vectorizable(&plan);
+    let runs = points.saturating_mul(plan.steps.len() as u128);
+    if !vectorized && runs > MAX_OP_RUNS {
+        return Err(err(format!(
+            "the body runs op by op at each of the {points} index points ({} ops, {runs} op runs), more than the evaluator's limit of {MAX_OP_RUNS} (a body of one-cell elementwise ops runs over all points at once)",
+            plan.steps.len()
+        )));
+    }
     Ok(BlockPlan { sig, args, body: plan, vectorized })
 }
 
