@@ -108,7 +108,21 @@ fn cases() -> Vec<Case> {
     let big_block = format!(
         "teg.graph @g {{\n  %x = teg.zeros : !teg.tensor<[n=33554432] x f32>\n  %y = teg.block @b %x over [\"i\"] [16777216] maps [affine_map<(i) -> (i * 2)>, affine_map<(i) -> (i)>] boxes [[2], [1]] : !teg.tensor<[n=33554432] x f32> -> !teg.tensor<[n=16777216] x f32> {{\n{body}  }}\n  %s = teg.sink @y %y : !teg.tensor<[n=16777216] x f32> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
     );
+    let mut loc_chain = String::from("\"test.op\"() : () -> () loc(#a0)\n");
+    for i in 0..100_000 {
+        loc_chain += &format!("#a{i} = loc(#a{})\n", i + 1);
+    }
+    loc_chain += "#a100000 = loc(\"x.c\":1:2)\n";
     vec![
+        Case {
+            name: "a chain of 100k location aliases, each used before its definition",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("locs.tap", loc_chain.into_bytes())],
+            args: ["locs.tap", "--allow-unregistered-dialect", "--print-debuginfo", "-o", "/dev/null"]
+                .map(String::from)
+                .to_vec(),
+            expect: Expect::Success,
+        },
         Case {
             name: "a user block of 2^24 points with a body of 7 ops",
             tool: env!("CARGO_BIN_EXE_tap-run"),

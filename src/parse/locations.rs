@@ -2,6 +2,7 @@
 //! location aliases `#loc1 = loc(...)`, which MLIR prints after the ops that use them.
 
 use super::state::ParseState;
+use crate::ir::interner::{FxHashMap, FxHashSet};
 use crate::ir::walk::preorder;
 use crate::ir::{AttrId, Loc, LocData, OpId};
 
@@ -21,6 +22,7 @@ impl<'s> ParseState<'s, '_> {
 
     /// `"name"` or `"name"(child)`.
     pub fn name_loc(&mut self, name: &str, child: Option<Loc>, offset: usize) -> Loc {
+        self.defined_before(child.as_slice(), offset);
         let name = self.quoted(name, offset);
         let name = self.ctx.sym(&name);
         self.ctx.loc(LocData::Name { name, child })
@@ -46,6 +48,7 @@ impl<'s> ParseState<'s, '_> {
         if word != "fused" {
             self.error(offset, format!("expected 'fused', found '{word}'"));
         }
+        self.defined_before(&locs, offset);
         self.ctx.loc(LocData::Fused { locs: locs.into(), metadata })
     }
 
@@ -54,6 +57,7 @@ impl<'s> ParseState<'s, '_> {
         if word != "callsite" || at != "at" {
             self.error(offset, "expected 'callsite(<callee> at <caller>)'");
         }
+        self.defined_before(&[callee, caller], offset);
         self.ctx.loc(LocData::CallSite { callee, caller })
     }
 
@@ -66,7 +70,21 @@ impl<'s> ParseState<'s, '_> {
         let marker = self.ctx.sym(&format!("\u{0}pending-loc-alias {name} {offset}"));
         let placeholder = self.ctx.loc(LocData::Name { name: marker, child: None });
         self.pending_loc_aliases.push((placeholder, name, offset));
+        self.pending_loc_index.insert(placeholder, name);
         placeholder
+    }
+
+    /// A location alias inside a named, fused or call-site location must be defined above it: only an op's own
+    /// location is patched once the whole input is read.
+    fn defined_before(&mut self, children: &[Loc], offset: usize) {
+        for child in children {
+            if let Some(name) = self.pending_loc_index.get(child).copied() {
+                let msg = format!(
+                    "location alias '#{name}' is used inside another location before its definition: define it above"
+                );
+                self.error(offset, msg);
+            }
+        }
     }
 
     /// `#name = loc(...)`.
@@ -81,14 +99,46 @@ impl<'s> ParseState<'s, '_> {
         if self.pending_loc_aliases.is_empty() {
             return;
         }
-        let mut map = Vec::new();
-        for (placeholder, name, offset) in std::mem::take(&mut self.pending_loc_aliases) {
-            match self.loc_aliases.get(name) {
-                Some(&l) => map.push((placeholder, l)),
-                None => self.error(offset, format!("undefined location alias '#{name}'")),
+        let pending = std::mem::take(&mut self.pending_loc_aliases);
+        self.pending_loc_index.clear();
+        let alias_of: FxHashMap<Loc, &str> = pending.iter().map(|&(p, name, _)| (p, name)).collect();
+        // Each alias's final location, shared along chains of aliases defined as aliases used before their
+        // definition (so a long chain is walked once).
+        let mut resolved: FxHashMap<&str, Loc> = FxHashMap::default();
+        let mut map = FxHashMap::default();
+        for &(placeholder, name, offset) in &pending {
+            let (mut path, mut on_path, mut cur) = (Vec::new(), FxHashSet::default(), name);
+            let found = loop {
+                if let Some(&l) = resolved.get(cur) {
+                    break Some(l);
+                }
+                if !on_path.insert(cur) {
+                    let through = match path.len() {
+                        1 => String::new(),
+                        _ => format!(" (through #{})", path[1..].join(", #")),
+                    };
+                    self.error(offset, format!("location alias '#{name}' is defined in terms of itself{through}"));
+                    break Some(Loc::Unknown);
+                }
+                path.push(cur);
+                match self.loc_aliases.get(cur) {
+                    Some(&l) => match alias_of.get(&l) {
+                        Some(&next) => cur = next,
+                        None => break Some(l),
+                    },
+                    None if cur == name => {
+                        self.error(offset, format!("undefined location alias '#{name}'"));
+                        break None;
+                    }
+                    None => break None,
+                }
+            };
+            if let Some(l) = found {
+                resolved.extend(path.into_iter().map(|n| (n, l)));
+                map.insert(placeholder, l);
             }
         }
-        let resolve = |l: Loc| map.iter().find(|(p, _)| *p == l).map_or(l, |(_, r)| *r);
+        let resolve = |l: Loc| map.get(&l).copied().unwrap_or(l);
         let mut ops = vec![root];
         ops.extend(preorder(&self.ctx.body, root));
         for op in ops {

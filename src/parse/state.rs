@@ -120,6 +120,8 @@ pub struct ParseState<'s, 'c> {
     pub(super) type_aliases: FxHashMap<&'s str, TypeId>,
     pub(super) loc_aliases: FxHashMap<&'s str, Loc>,
     pub(super) pending_loc_aliases: Vec<(Loc, &'s str, usize)>,
+    /// The alias each pending placeholder stands for.
+    pub(super) pending_loc_index: FxHashMap<Loc, &'s str>,
     /// Number of syntax errors (after one, name-resolution errors may be cascades and are not reported).
     pub syntax_errors: usize,
     tensor_types: FxHashMap<(&'s str, TypeId, Option<AttrId>), TypeId>,
@@ -143,6 +145,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
             type_aliases: FxHashMap::default(),
             loc_aliases: FxHashMap::default(),
             pending_loc_aliases: Vec::new(),
+            pending_loc_index: FxHashMap::default(),
             pending_hints: Vec::new(),
             syntax_errors: 0,
             tensor_types: FxHashMap::default(),
