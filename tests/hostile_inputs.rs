@@ -113,7 +113,30 @@ fn cases() -> Vec<Case> {
         loc_chain += &format!("#a{i} = loc(#a{})\n", i + 1);
     }
     loc_chain += "#a100000 = loc(\"x.c\":1:2)\n";
+    let affine = |expr: String| format!("\"t.op\"() {{m = affine_map<(d0) -> ({expr})>}} : () -> ()\n").into_bytes();
+    let product = vec![format!("d0{}", " * 2".repeat(20_000)); 16].join(", ");
     vec![
+        Case {
+            name: "an affine expression of 30k terms without brackets",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("affine.tap", affine(vec!["d0"; 30_000].join(" + ")))],
+            args: ["affine.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("affine.tap:1:35: error: affine expression nests deeper than 1000 operators"),
+        },
+        Case {
+            name: "an affine expression of 30k unary minus signs",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("affine.tap", affine(format!("{}d0", "-".repeat(30_000))))],
+            args: ["affine.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("error: affine expression nests deeper than 1000 operators"),
+        },
+        Case {
+            name: "16 affine results of 20k factors each",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("affine.tap", affine(product))],
+            args: ["affine.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("error: affine expression nests deeper than 1000 operators"),
+        },
         Case {
             name: "a chain of 100k location aliases, each used before its definition",
             tool: env!("CARGO_BIN_EXE_tap-opt"),

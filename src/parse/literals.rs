@@ -36,30 +36,71 @@ pub enum AffineAst<'s> {
     Int(&'s str, usize),
     /// A dimension or symbol name.
     Name(&'s str, usize),
-    /// `-e`.
-    Neg(Box<AffineAst<'s>>),
-    /// `a - b`.
-    Sub(Box<AffineAst<'s>>, Box<AffineAst<'s>>),
-    /// A binary operation.
-    Bin(AffineOp, Box<AffineAst<'s>>, Box<AffineAst<'s>>),
+    /// `-e`, and the depth of the tree.
+    Neg(Box<AffineAst<'s>>, u32),
+    /// `a - b`, and the depth of the tree.
+    Sub(Box<AffineAst<'s>>, Box<AffineAst<'s>>, u32),
+    /// A binary operation, and the depth of the tree.
+    Bin(AffineOp, Box<AffineAst<'s>>, Box<AffineAst<'s>>, u32),
+    /// An expression whose operators nest deeper than [`MAX_AFFINE_DEPTH`], cut off there (at the offset of its
+    /// first token): it is an error, and the tree never grows past the limit, so that no walk of it, and no drop,
+    /// recurses deeper.
+    TooDeep(usize),
 }
+
+/// The deepest affine expression read: operators nest (`d0 + d0 + ...` nests one level per `+`, as MLIR's tree
+/// does) at most this deep, so that every recursive walk of the expression is bounded.
+pub const MAX_AFFINE_DEPTH: u32 = 1000;
 
 impl<'s> AffineAst<'s> {
     /// `a + b`.
     pub fn plus(a: Self, b: Self) -> Self {
-        AffineAst::Bin(AffineOp::Add, Box::new(a), Box::new(b))
+        Self::bin(AffineOp::Add, a, b)
     }
     /// `a - b`.
     pub fn minus(a: Self, b: Self) -> Self {
-        AffineAst::Sub(Box::new(a), Box::new(b))
+        match Self::nest(&[&a, &b]) {
+            Ok(depth) => AffineAst::Sub(Box::new(a), Box::new(b), depth),
+            Err(at) => AffineAst::TooDeep(at),
+        }
     }
     /// `a op b`.
     pub fn bin(op: AffineOp, a: Self, b: Self) -> Self {
-        AffineAst::Bin(op, Box::new(a), Box::new(b))
+        match Self::nest(&[&a, &b]) {
+            Ok(depth) => AffineAst::Bin(op, Box::new(a), Box::new(b), depth),
+            Err(at) => AffineAst::TooDeep(at),
+        }
     }
     /// `-a`.
     pub fn negated(a: Self) -> Self {
-        AffineAst::Neg(Box::new(a))
+        match Self::nest(&[&a]) {
+            Ok(depth) => AffineAst::Neg(Box::new(a), depth),
+            Err(at) => AffineAst::TooDeep(at),
+        }
+    }
+
+    /// The depth of a node over `children`, or the offset to report when it would pass the limit.
+    fn nest(children: &[&Self]) -> Result<u32, usize> {
+        let depth = 1 + children.iter().map(|c| c.depth()).max().unwrap_or(0);
+        match children.iter().find_map(|c| c.too_deep()) {
+            Some(at) => Err(at),
+            None if depth > MAX_AFFINE_DEPTH => Err(affine_offset(children[0])),
+            None => Ok(depth),
+        }
+    }
+
+    fn depth(&self) -> u32 {
+        match self {
+            AffineAst::Neg(_, d) | AffineAst::Sub(_, _, d) | AffineAst::Bin(_, _, _, d) => *d,
+            _ => 1,
+        }
+    }
+
+    fn too_deep(&self) -> Option<usize> {
+        match self {
+            AffineAst::TooDeep(at) => Some(*at),
+            _ => None,
+        }
     }
 }
 
@@ -591,9 +632,12 @@ fn bind_affine(ast: &AffineAst<'_>, dims: &[&str], syms: &[&str]) -> Result<Affi
                 return Err((format!("use of undeclared identifier '{n}' in affine map"), *off));
             }
         }
-        AffineAst::Neg(a) => AffineExpr::binary(AffineOp::Mul, bind_affine(a, dims, syms)?, AffineExpr::Const(-1)),
-        AffineAst::Sub(a, b) => AffineExpr::difference(bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?),
-        AffineAst::Bin(op, a, b) => {
+        AffineAst::Neg(a, _) => AffineExpr::binary(AffineOp::Mul, bind_affine(a, dims, syms)?, AffineExpr::Const(-1)),
+        AffineAst::Sub(a, b, _) => AffineExpr::difference(bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?),
+        AffineAst::TooDeep(at) => {
+            return Err((format!("affine expression nests deeper than {MAX_AFFINE_DEPTH} operators"), *at))
+        }
+        AffineAst::Bin(op, a, b, _) => {
             let (lhs, rhs) = (bind_affine(a, dims, syms)?, bind_affine(b, dims, syms)?);
             check_affine(*op, &lhs, &rhs).map_err(|m| (m, affine_offset(a)))?;
             AffineExpr::binary(*op, lhs, rhs)
@@ -623,8 +667,8 @@ fn check_affine(op: AffineOp, lhs: &AffineExpr, rhs: &AffineExpr) -> Result<(), 
 
 fn affine_offset(ast: &AffineAst<'_>) -> usize {
     match ast {
-        AffineAst::Int(_, o) | AffineAst::Name(_, o) => *o,
-        AffineAst::Neg(a) | AffineAst::Sub(a, _) | AffineAst::Bin(_, a, _) => affine_offset(a),
+        AffineAst::Int(_, o) | AffineAst::Name(_, o) | AffineAst::TooDeep(o) => *o,
+        AffineAst::Neg(a, _) | AffineAst::Sub(a, _, _) | AffineAst::Bin(_, a, _, _) => affine_offset(a),
     }
 }
 
