@@ -115,7 +115,21 @@ fn cases() -> Vec<Case> {
     loc_chain += "#a100000 = loc(\"x.c\":1:2)\n";
     let affine = |expr: String| format!("\"t.op\"() {{m = affine_map<(d0) -> ({expr})>}} : () -> ()\n").into_bytes();
     let product = vec![format!("d0{}", " * 2".repeat(20_000)); 16].join(", ");
+    let mut products = String::from("func.func @f() -> !layout.layout {\n  %a0 = layout.constant #layout.cute<1:0>\n");
+    for i in 1..25 {
+        products += &format!("  %a{i} = layout.logical_product %a{}, %a{}\n", i - 1, i - 1);
+    }
+    products += "  func.return %a24 : !layout.layout\n}\n";
     vec![
+        Case {
+            name: "logical_product of a size-1 layout with itself, 24 times, canonicalized",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("products.tap", products.into_bytes())],
+            args: ["products.tap", "--canonicalize"].map(String::from).to_vec(),
+            expect: Expect::Error(
+                "products.tap:15:3: error: 'layout.logical_product' op logical_product of layouts with 8192 modes",
+            ),
+        },
         Case {
             name: "an affine expression of 30k terms without brackets",
             tool: env!("CARGO_BIN_EXE_tap-opt"),

@@ -226,10 +226,21 @@ pub fn logical_divide(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, Layo
     Ok(CuteLayout { shape: IntTuple::Tuple(shapes), stride: IntTuple::Tuple(strides) })
 }
 
+/// The most modes (leaves) a layout the algebra makes may have: a product of size-1 layouts keeps its size but
+/// doubles its modes, so folding it over and over would grow without bound (24 folds took 4 GiB).
+pub const MAX_MODES: usize = 1 << 12;
+
 /// `logical_product(A, B) = (A, complement(A, size A · cosize B) ∘ B)`: `A` repeated in the pattern of `B`.
 pub fn logical_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, LayoutError> {
     let bound =
         a.size().checked_mul(b.cosize()).ok_or_else(|| LayoutError(format!("logical_product {a}, {b} overflows")))?;
     let c = complement(a, bound)?;
-    Ok(CuteLayout::concat(vec![a.clone(), composition(&c, b)?]))
+    let composed = composition(&c, b)?;
+    let modes = a.shape.leaves().len() + composed.shape.leaves().len();
+    if modes > MAX_MODES {
+        return fail(format!(
+            "logical_product of layouts with {modes} modes together, more than the {MAX_MODES} allowed"
+        ));
+    }
+    Ok(CuteLayout::concat(vec![a.clone(), composed]))
 }
