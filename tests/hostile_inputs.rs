@@ -120,7 +120,16 @@ fn cases() -> Vec<Case> {
         products += &format!("  %a{i} = layout.logical_product %a{}, %a{}\n", i - 1, i - 1);
     }
     products += "  func.return %a24 : !layout.layout\n}\n";
+    let cute =
+        format!("%x = \"t.op\"() {{l = #layout.cute<{}4{}:1>}} : () -> ()\n", "(".repeat(60_000), ")".repeat(60_000));
     vec![
+        Case {
+            name: "60k nested parentheses inside #layout.cute<...>",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("cute.tap", cute.into_bytes())],
+            args: ["cute.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("cute.tap:1:20: error: nesting is too deep (more than 256 levels of brackets)"),
+        },
         Case {
             name: "logical_product of a size-1 layout with itself, 24 times, canonicalized",
             tool: env!("CARGO_BIN_EXE_tap-opt"),

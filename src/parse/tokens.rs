@@ -154,19 +154,41 @@ impl<'s> Tokens<'s> {
     }
 
     fn track_depth(&mut self, tok: &Spanned<'s>) {
-        if tok.1.is_opener() {
-            self.depth += 1;
-            if self.depth > MAX_NESTING {
+        // A dialect body is one token: its own brackets count too (the dialect's parser recurses on them).
+        let inner = match tok.1 {
+            Token::HashBody(body) | Token::BangBody(body) => deepest_bracket(body),
+            _ => 0,
+        };
+        if tok.1.is_opener() || self.depth + inner > MAX_NESTING {
+            self.depth += usize::from(tok.1.is_opener());
+            if self.depth + inner > MAX_NESTING {
                 let msg = format!("nesting is too deep (more than {MAX_NESTING} levels of brackets)");
                 self.diags.push(Diagnostic::error(self.loc(tok.0), msg));
                 self.done = true;
-                self.fatal_at = Some(self.base + tok.0);
+                // Errors the parser reports from here on (from the end of the previous token) are its cut-off.
+                self.fatal_at = Some(self.base + self.prev_end.min(tok.0));
                 self.out.clear();
             }
         } else if tok.1.is_closer() {
             self.depth = self.depth.saturating_sub(1);
         }
     }
+}
+
+/// The deepest bracket nesting inside `text` (`(`, `[`, `{`, `<` against their closers).
+fn deepest_bracket(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for b in text.bytes() {
+        match b {
+            b'(' | b'[' | b'{' | b'<' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 impl<'s> Iterator for Tokens<'s> {
@@ -195,6 +217,7 @@ impl<'s> Tokens<'s> {
         let tok = self.lex_one()?;
         let simple = match tok.1 {
             Token::BareId(w) => !w.contains('.'),
+            Token::HashBody(_) | Token::BangBody(_) => false,
             t => !t.is_opener() && !t.is_closer(),
         };
         if simple {
