@@ -23,6 +23,8 @@ enum Expect {
     Success,
     /// Exit 1 and standard error containing this text.
     Error(&'static str),
+    /// This exit code (FileCheck's 2 for a bad check file) and standard error containing this text.
+    Status(i32, &'static str),
 }
 
 /// A case: its name, the tool, the files it needs (name, contents) in a fresh folder, its arguments (file names
@@ -123,6 +125,23 @@ fn cases() -> Vec<Case> {
     let cute =
         format!("%x = \"t.op\"() {{l = #layout.cute<{}4{}:1>}} : () -> ()\n", "(".repeat(60_000), ")".repeat(60_000));
     vec![
+        Case {
+            name: "CHECK-COUNT-1000000000 of a pattern that matches empty",
+            tool: env!("CARGO_BIN_EXE_tap-filecheck"),
+            files: vec![
+                ("check.txt", b"// CHECK-COUNT-1000000000: {{.*}}\n".to_vec()),
+                ("input.txt", b"hello\n".to_vec()),
+            ],
+            args: ["check.txt", "--input-file", "input.txt"].map(String::from).to_vec(),
+            expect: Expect::Success,
+        },
+        Case {
+            name: "a numeric precision of 2^32",
+            tool: env!("CARGO_BIN_EXE_tap-filecheck"),
+            files: vec![("check.txt", b"// CHECK: [[#%.4294967296d,5]]\n".to_vec()), ("input.txt", b"5\n".to_vec())],
+            args: ["check.txt", "--input-file", "input.txt"].map(String::from).to_vec(),
+            expect: Expect::Status(2, "check.txt:1:16: error: precision in format specifier is larger than 1024"),
+        },
         Case {
             name: "60k nested parentheses inside #layout.cute<...>",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
@@ -312,6 +331,7 @@ fn hostile_inputs_end_in_time_with_a_located_diagnostic() {
         let ok = match &case.expect {
             Expect::Success => code == Some(0),
             Expect::Error(text) => code == Some(1) && stderr.contains(text),
+            Expect::Status(want, text) => code == Some(*want) && stderr.contains(text),
         };
         if !ok || took > TIME_LIMIT {
             failures.push(format!("{}: exit {code:?} after {took:?}\n{stderr}", case.name));

@@ -22,6 +22,10 @@ pub(crate) enum FormatKind {
     HexLower,
 }
 
+/// The largest precision a numeric format may give (`%.1024d`): a value is padded to it and its pattern repeats
+/// a digit class that often, so a precision of 2^32 would take gigabytes.
+pub const MAX_PRECISION: usize = 1024;
+
 /// A matching format: kind, precision (`%.8x`) and alternate form (`%#x`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Format {
@@ -344,8 +348,10 @@ impl ExprParser<'_> {
         let alt = f.consume_front(b"#");
         let mut precision = 0;
         if f.consume_front(b".") {
+            let at = f.loc();
             precision = match consume_integer(&mut f, 10) {
-                Some(p) => p as usize,
+                Some(p) if p <= MAX_PRECISION as u128 => p as usize,
+                Some(_) => return err(at, &format!("precision in format specifier is larger than {MAX_PRECISION}")),
                 None => return err(f.loc(), "invalid precision in format specifier"),
             };
         }
