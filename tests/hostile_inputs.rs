@@ -10,6 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tapestry::array::npy::with_header;
 
 /// The longest a case may run (debug binaries, on a 2-core machine).
 const TIME_LIMIT: Duration = Duration::from_secs(20);
@@ -37,20 +38,6 @@ struct Case {
     expect: Expect,
 }
 
-/// A version-1 `.npy` file with this header dictionary and data.
-fn npy(dict: &str, data: &[u8]) -> Vec<u8> {
-    let mut header = dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.bytes());
-    out.extend(data);
-    out
-}
-
 /// A graph reading one source `x` of this type and sinking its negation.
 fn graph_of(t: &str) -> Vec<u8> {
     format!(
@@ -68,7 +55,7 @@ fn cases() -> Vec<Case> {
     let tuples_header =
         format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {}2{}, }}", "(".repeat(5000), ",)".repeat(5000));
     // 16 MiB of i8 in Fortran order, reordered without an index vector (which took 8 bytes per cell).
-    let fortran = npy("{'descr': '|i1', 'fortran_order': True, 'shape': (4096, 4096), }", &vec![1u8; 1 << 24]);
+    let fortran = with_header("{'descr': '|i1', 'fortran_order': True, 'shape': (4096, 4096), }", &vec![1u8; 1 << 24]);
     let t = "!teg.tensor<[a=4096, b=4096] x i8>";
     let corner = format!(
         "teg.graph @g {{\n  %x = teg.source @x : {t}\n  %y = teg.select %x along \"a\" at 0 : {t} -> !teg.tensor<[b=4096] x i8>\n  %s = teg.sink @y %y : !teg.tensor<[b=4096] x i8> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
@@ -261,14 +248,14 @@ fn cases() -> Vec<Case> {
         Case {
             name: ".npy header of 24 nested lists",
             tool: env!("CARGO_BIN_EXE_tap-run"),
-            files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", npy(&nested_header, &[]))],
+            files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", with_header(&nested_header, &[]))],
             args: ["g.tap", "--input", "x=x.npy", "--print"].map(String::from).to_vec(),
             expect: Expect::Error("brackets nest deeper than 4"),
         },
         Case {
             name: ".npy header of 5000 nested tuples",
             tool: env!("CARGO_BIN_EXE_tap-run"),
-            files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", npy(&tuples_header, &[]))],
+            files: vec![("g.tap", graph_of("!teg.tensor<[n=2] x f32>")), ("x.npy", with_header(&tuples_header, &[]))],
             args: ["g.tap", "--input", "x=x.npy", "--print"].map(String::from).to_vec(),
             expect: Expect::Error("header is"),
         },

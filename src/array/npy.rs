@@ -111,6 +111,21 @@ fn shape_fits(header: &str) -> Result<(), ArrayError> {
     }
 }
 
+/// A version-1 `.npy` file with this header dictionary (padded as NumPy pads it) and these data bytes, written
+/// as given: for files [`write`] does not make (Fortran order, hand-made or hostile headers).
+pub fn with_header(dict: &str, data: &[u8]) -> Vec<u8> {
+    let mut header = dict.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.bytes());
+    out.extend(data);
+    out
+}
+
 /// Fails when the header's brackets nest deeper than [`MAX_HEADER_NESTING`] (a parser would recurse on them).
 fn nesting_fits(text: &[u8]) -> Result<(), ArrayError> {
     let mut depth = 0usize;
@@ -211,20 +226,6 @@ pub fn write(a: &Array) -> Result<Vec<u8>, ArrayError> {
 mod tests {
     use super::*;
 
-    /// A version-1 `.npy` file with this header dictionary and data.
-    fn file(dict: &str, data: &[u8]) -> Vec<u8> {
-        let mut header = dict.to_string();
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut out = b"\x93NUMPY\x01\x00".to_vec();
-        out.extend((header.len() as u16).to_le_bytes());
-        out.extend(header.bytes());
-        out.extend(data);
-        out
-    }
-
     #[test]
     fn fortran_order_files_are_read_in_c_order() {
         // Shape (2, 3, 4); the file holds cell (i, j, k) at position i + 2j + 6k, with value 100i + 10j + k.
@@ -233,7 +234,7 @@ mod tests {
             cells[i + 2 * j + 6 * k] = (100 * i + 10 * j + k) as i32;
         }
         let bytes: Vec<u8> = cells.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let a = read(&file("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }", &bytes)).unwrap();
+        let a = read(&with_header("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }", &bytes)).unwrap();
         let want: Vec<f64> = (0..24).map(|c| (100 * (c / 12) + 10 * (c / 4 % 3) + c % 4) as f64).collect();
         assert_eq!((a.shape(), a.to_f64()), (&[2u64, 3, 4][..], want));
     }
@@ -242,7 +243,7 @@ mod tests {
     fn hostile_headers_are_refused_before_parsing() {
         let nested =
             format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {}(){}, }}", "[".repeat(24), "]".repeat(24));
-        let e = read(&file(&nested, &[])).unwrap_err();
+        let e = read(&with_header(&nested, &[])).unwrap_err();
         assert!(e.0.contains("nest deeper than 4"), "{e:?}");
         let long =
             format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x': '{}', }}", "a".repeat(20_000));
