@@ -111,7 +111,15 @@ fn cases() -> Vec<Case> {
     products += "  func.return %a24 : !layout.layout\n}\n";
     let cute =
         format!("%x = \"t.op\"() {{l = #layout.cute<{}4{}:1>}} : () -> ()\n", "(".repeat(60_000), ")".repeat(60_000));
+    let tuples = format!("%x = \"t.op\"() : () -> {}i32{}\n", "tuple<".repeat(100_000), ">".repeat(100_000));
     vec![
+        Case {
+            name: "100k nested tuple< types",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("tuples.tap", tuples.into_bytes())],
+            args: ["tuples.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("tuples.tap:1:1564: error: nesting is too deep (more than 256 levels of brackets)"),
+        },
         Case {
             name: "CHECK-COUNT-1000000000 of a pattern that matches empty",
             tool: env!("CARGO_BIN_EXE_tap-filecheck"),

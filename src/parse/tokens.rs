@@ -26,6 +26,8 @@ pub struct Tokens<'s> {
     out: VecDeque<Spanned<'s>>,
     prev_end: usize,
     depth: usize,
+    /// Angle brackets open at the position.
+    angles: usize,
     open_ops: Vec<usize>,
     /// Lexical problems found so far.
     pub diags: Vec<Diagnostic>,
@@ -46,6 +48,7 @@ impl<'s> Tokens<'s> {
             out: VecDeque::new(),
             prev_end: 0,
             depth: 0,
+            angles: 0,
             open_ops: Vec::new(),
             diags: Vec::new(),
             fatal_at: None,
@@ -159,6 +162,13 @@ impl<'s> Tokens<'s> {
             Token::HashBody(body) | Token::BangBody(body) => deepest_bracket(body),
             _ => 0,
         };
+        // Angle brackets (`tuple<tuple<...>>`) nest too; they are counted apart, as they do not extend a pretty op.
+        match tok.1 {
+            Token::Less => self.angles += 1,
+            Token::Greater => self.angles = self.angles.saturating_sub(1),
+            _ => {}
+        }
+        let inner = inner + self.angles;
         if tok.1.is_opener() || self.depth + inner > MAX_NESTING {
             self.depth += usize::from(tok.1.is_opener());
             if self.depth + inner > MAX_NESTING {
@@ -217,7 +227,7 @@ impl<'s> Tokens<'s> {
         let tok = self.lex_one()?;
         let simple = match tok.1 {
             Token::BareId(w) => !w.contains('.'),
-            Token::HashBody(_) | Token::BangBody(_) => false,
+            Token::HashBody(_) | Token::BangBody(_) | Token::Less | Token::Greater => false,
             t => !t.is_opener() && !t.is_closer(),
         };
         if simple {
