@@ -127,24 +127,6 @@ impl Data {
         })
     }
 
-    /// These elements followed by `other`'s (of the same type).
-    pub fn concat(&self, other: &Data) -> Data {
-        fn join<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
-            [a, b].concat()
-        }
-        match (self, other) {
-            (Data::F32(a), Data::F32(b)) => Data::F32(join(a, b)),
-            (Data::F64(a), Data::F64(b)) => Data::F64(join(a, b)),
-            (Data::BF16(a), Data::BF16(b)) => Data::BF16(join(a, b)),
-            (Data::F16(a), Data::F16(b)) => Data::F16(join(a, b)),
-            (Data::I8(a), Data::I8(b)) => Data::I8(join(a, b)),
-            (Data::I32(a), Data::I32(b)) => Data::I32(join(a, b)),
-            (Data::I64(a), Data::I64(b)) => Data::I64(join(a, b)),
-            (Data::I1(a), Data::I1(b)) => Data::I1(join(a, b)),
-            (a, b) => panic!("concatenating {} and {} elements", a.dtype(), b.dtype()),
-        }
-    }
-
     /// Element `i` as an `f64` (exact for every type but `i64` beyond 2^53).
     pub fn get_f64(&self, i: usize) -> f64 {
         match self {
@@ -212,8 +194,13 @@ impl Array {
 
     /// An array of `shape` whose elements are `f(i)` for the row-major element numbers `i`, in `dtype`.
     pub fn from_fn(dtype: DType, shape: Vec<u64>, f: impl Fn(usize) -> f64) -> Array {
+        Array::try_from_fn(dtype, shape, f).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Array::from_fn`], its buffer allocated fallibly.
+    pub fn try_from_fn(dtype: DType, shape: Vec<u64>, f: impl Fn(usize) -> f64) -> Result<Array, AllocError> {
         let n: u64 = shape.iter().product();
-        Array { data: Data::from_f64(dtype, (0..n as usize).map(f)), shape }
+        Ok(Array { data: Data::try_from_f64(dtype, (0..n as usize).map(f))?, shape })
     }
 
     /// The shape.

@@ -6,8 +6,7 @@ use crate::array::{strides, Array, DType, Data};
 
 /// The tensor whose cell `i` (in row-major order) is `f(i)`, in a fallibly allocated buffer.
 fn from_fn(dtype: DType, shape: &[u64], f: impl Fn(usize) -> f64) -> Result<Array, EvalError> {
-    let n = shape.iter().product::<u64>() as usize;
-    Ok(Array::new(shape.to_vec(), Data::try_from_f64(dtype, (0..n).map(f))?).expect("shape and count agree"))
+    Ok(Array::try_from_fn(dtype, shape.to_vec(), f)?)
 }
 
 /// Every cell `value`.
