@@ -8,6 +8,7 @@ use super::attrs::{Attr, AttrId};
 use super::body::{Body, OpId};
 use super::dialect_data::DialectValue;
 use super::entity::EntityId;
+use super::footprint::{self, Child, Footprint, Own};
 use super::interner::Interner;
 use super::location::{Loc, LocData, LocId};
 use super::registry::{OpTrait, RegisteredOp, Registry};
@@ -53,7 +54,17 @@ pub struct Interners {
     /// For each interned string, the index of the op registered under it: op names resolve once, when the name
     /// is interned, so asking for an op's registration never hashes its name again.
     registrations: Vec<Option<u32>>,
+    /// The footprint of every interned type, attribute and location, by id.
+    footprints: Footprints,
     empty_dict: AttrId,
+}
+
+/// Footprints by id, one table per interner.
+#[derive(Debug, Default)]
+struct Footprints {
+    types: Vec<Footprint>,
+    attrs: Vec<Footprint>,
+    locs: Vec<Footprint>,
 }
 
 impl std::ops::Deref for Context {
@@ -72,17 +83,17 @@ impl std::ops::DerefMut for Context {
 impl Context {
     /// A context over `registry`.
     pub fn new(registry: Arc<Registry>) -> Self {
-        let mut attrs = Interner::new();
-        let empty_dict = attrs.intern(Attr::Dict(Box::new([])));
-        let interners = Interners {
+        let mut interners = Interners {
             types: Interner::new(),
-            attrs,
+            attrs: Interner::new(),
             symbols: Interner::new(),
             locs: Interner::new(),
             registry,
             registrations: Vec::new(),
-            empty_dict,
+            footprints: Footprints::default(),
+            empty_dict: AttrId::from_index(0),
         };
+        interners.empty_dict = interners.attr(Attr::Dict(Box::new([])));
         Context { body: Body::default(), interners, sources: SourceMap::default(), allow_unregistered: false }
     }
 
@@ -156,7 +167,9 @@ impl Context {
             Loc::Id(id) => match &self.locs[id] {
                 LocData::FileLineCol { file, line, col } => Some((self.str(*file).to_string(), *line, *col)),
                 LocData::Name { child, .. } => child.and_then(|c| self.file_line_col(c)),
-                LocData::Fused { locs, .. } => locs.iter().find_map(|l| self.file_line_col(*l)),
+                LocData::Fused { locs, .. } => {
+                    locs.iter().find(|&&l| self.loc_footprint(l).positioned).and_then(|&l| self.file_line_col(l))
+                }
                 LocData::CallSite { callee, .. } => self.file_line_col(*callee),
             },
         }
@@ -201,7 +214,50 @@ impl Interners {
 
     /// Interns a type.
     pub fn ty(&mut self, kind: TypeKind) -> TypeId {
+        if let Some(id) = self.types.lookup(&kind) {
+            return id;
+        }
+        let print = footprint::of_node(footprint::type_children(&kind), |c| self.footprint(c), Own::default());
+        self.footprints.types.push(print);
         self.types.intern(kind)
+    }
+
+    /// How deep and how large a type, attribute or location is as a tree.
+    pub fn footprint(&self, item: Child) -> Footprint {
+        match item {
+            Child::Type(t) => self.type_footprint(t),
+            Child::Attr(a) => self.attr_footprint(a),
+            Child::Loc(l) => self.loc_footprint(l),
+        }
+    }
+
+    /// The values directly inside a type, attribute or location.
+    pub fn children(&self, item: Child) -> Vec<Child> {
+        match item {
+            Child::Type(t) => footprint::type_children(&self.types[t]),
+            Child::Attr(a) => footprint::attr_children(&self.attrs[a]),
+            Child::Loc(Loc::Id(l)) => footprint::loc_children(&self.locs[l]),
+            Child::Loc(_) => Vec::new(),
+        }
+    }
+
+    /// How deep and how large `ty` is as a tree.
+    pub fn type_footprint(&self, ty: TypeId) -> Footprint {
+        self.footprints.types[ty.index()]
+    }
+
+    /// How deep and how large `attr` is as a tree.
+    pub fn attr_footprint(&self, attr: AttrId) -> Footprint {
+        self.footprints.attrs[attr.index()]
+    }
+
+    /// How deep and how large `loc` is as a tree, and whether it holds a position.
+    pub fn loc_footprint(&self, loc: Loc) -> Footprint {
+        match loc {
+            Loc::Unknown => Footprint::LEAF,
+            Loc::Source { .. } => Footprint { positioned: true, ..Footprint::LEAF },
+            Loc::Id(id) => self.footprints.locs[id.index()],
+        }
     }
 
     /// The structure of a type.
@@ -241,6 +297,11 @@ impl Interners {
 
     /// Interns an attribute.
     pub fn attr(&mut self, attr: Attr) -> AttrId {
+        if let Some(id) = self.attrs.lookup(&attr) {
+            return id;
+        }
+        let print = footprint::of_node(footprint::attr_children(&attr), |c| self.footprint(c), Own::attr(&attr));
+        self.footprints.attrs.push(print);
         self.attrs.intern(attr)
     }
 
@@ -304,6 +365,11 @@ impl Interners {
 
     /// Interns a structured location.
     pub fn loc(&mut self, data: LocData) -> Loc {
+        if let Some(id) = self.locs.lookup(&data) {
+            return Loc::Id(id);
+        }
+        let print = footprint::of_node(footprint::loc_children(&data), |c| self.footprint(c), Own::loc(&data));
+        self.footprints.locs.push(print);
         Loc::Id(self.locs.intern(data))
     }
 

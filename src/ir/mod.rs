@@ -17,6 +17,7 @@ pub mod dialect_data;
 pub mod dominance;
 pub mod entity;
 pub mod float_bits;
+pub mod footprint;
 pub mod format;
 pub mod infer_types;
 pub mod interface_map;

@@ -235,7 +235,9 @@ impl<'s> ParseState<'s, '_> {
 
     /// `!name = type`.
     pub fn define_type_alias(&mut self, token: &'s str, ty: TypeId, offset: usize) {
-        if self.type_aliases.insert(&token[1..], ty).is_some() {
+        if let Err(message) = self.ctx.type_footprint(ty).check_alias() {
+            self.error(offset, message);
+        } else if self.type_aliases.insert(&token[1..], ty).is_some() {
             self.error(offset, format!("redefinition of type alias id '{}'", &token[1..]));
         }
     }
@@ -425,6 +427,8 @@ impl<'s> ParseState<'s, '_> {
         let name = &token[1..];
         if name.contains('.') {
             self.error(offset, format!("alias name '#{name}' may not contain a '.'"));
+        } else if let Err(message) = self.ctx.attr_footprint(attr).check_alias() {
+            self.error(offset, message);
         } else if self.attr_aliases.insert(name, attr).is_some() {
             self.error(offset, format!("redefinition of attribute alias id '{name}'"));
         }

@@ -89,7 +89,9 @@ impl<'s> ParseState<'s, '_> {
 
     /// `#name = loc(...)`.
     pub fn define_loc_alias(&mut self, token: &'s str, loc: Loc, offset: usize) {
-        if self.loc_aliases.insert(&token[1..], loc).is_some() {
+        if let Err(message) = self.ctx.loc_footprint(loc).check_alias() {
+            self.error(offset, message);
+        } else if self.loc_aliases.insert(&token[1..], loc).is_some() {
             self.error(offset, format!("redefinition of location alias '{token}'"));
         }
     }

@@ -7,65 +7,54 @@ use crate::ir::types::{FloatKind, TypeId, TypeKind};
 use crate::ir::Context;
 use std::fmt::{self, Write};
 
+use super::aliases::Aliases;
+
+/// How types, attributes and locations are spelled: by the context alone, or with the aliases a whole-module
+/// print defined (an aliased value is written as its alias name, except in its own definition).
+#[derive(Copy, Clone)]
+pub struct Spelling<'c> {
+    ctx: &'c Context,
+    aliases: Option<&'c Aliases>,
+}
+
 /// Writes `ty` as it is spelled in the IR.
 pub fn write_type(ctx: &Context, out: &mut dyn Write, ty: TypeId) -> fmt::Result {
-    match ctx.type_kind(ty) {
-        TypeKind::Int(w) => write!(out, "i{w}"),
-        TypeKind::Index => out.write_str("index"),
-        TypeKind::Float(k) => out.write_str(k.keyword()),
-        TypeKind::None => out.write_str("none"),
-        TypeKind::Tensor { shape, elem, encoding } => {
-            out.write_str("tensor<")?;
-            for d in shape.iter() {
-                write!(out, "{d}x")?;
-            }
-            write_type(ctx, out, *elem)?;
-            if let Some(enc) = encoding {
-                out.write_str(", ")?;
-                write_attr(ctx, out, *enc)?;
-            }
-            out.write_str(">")
-        }
-        TypeKind::Function { inputs, results } => write_function_type(ctx, out, inputs, results),
-        TypeKind::Tuple(elems) => {
-            out.write_str("tuple<")?;
-            write_type_list(ctx, out, elems)?;
-            out.write_str(">")
-        }
-        TypeKind::Opaque { name, body } => write_dialect_item(out, '!', ctx.str(*name), body.as_deref()),
-        TypeKind::Dialect(data) => write_dialect_item(out, '!', data.0.name(), data.0.print_body().as_deref()),
-    }
+    Spelling::plain(ctx).ty(out, ty)
 }
 
 /// Writes `t1, t2, ...`.
 pub fn write_type_list(ctx: &Context, out: &mut dyn Write, types: &[TypeId]) -> fmt::Result {
-    for (i, &t) in types.iter().enumerate() {
-        if i > 0 {
-            out.write_str(", ")?;
-        }
-        write_type(ctx, out, t)?;
-    }
-    Ok(())
+    Spelling::plain(ctx).type_list(out, types)
 }
 
 /// Writes `(inputs) -> results`, parenthesizing the results unless there is exactly one non-function type.
 pub fn write_function_type(ctx: &Context, out: &mut dyn Write, inputs: &[TypeId], results: &[TypeId]) -> fmt::Result {
-    out.write_str("(")?;
-    write_type_list(ctx, out, inputs)?;
-    out.write_str(") -> ")?;
-    write_result_types(ctx, out, results)
+    Spelling::plain(ctx).function_type(out, inputs, results)
 }
 
 /// Writes a result type list as it follows `->`.
 pub fn write_result_types(ctx: &Context, out: &mut dyn Write, results: &[TypeId]) -> fmt::Result {
-    let bare = results.len() == 1 && !matches!(ctx.type_kind(results[0]), TypeKind::Function { .. });
-    if bare {
-        return write_type(ctx, out, results[0]);
-    }
-    out.write_str("(")?;
-    write_type_list(ctx, out, results)?;
-    out.write_str(")")
+    Spelling::plain(ctx).result_types(out, results)
 }
+
+/// Writes `attr` as it is spelled in the IR (with its `: type` where the syntax needs one).
+pub fn write_attr(ctx: &Context, out: &mut dyn Write, attr: AttrId) -> fmt::Result {
+    Spelling::plain(ctx).attr(out, attr)
+}
+
+/// Writes a dictionary `{a = 1 : i64, b}`, leaving out the keys in `elide`. Unit values print as the bare key.
+pub fn write_dict(ctx: &Context, out: &mut dyn Write, dict: AttrId, elide: &[&str]) -> fmt::Result {
+    Spelling::plain(ctx).dict(out, dict, elide)
+}
+
+/// Writes the inside of `loc(...)`.
+pub fn write_loc(ctx: &Context, out: &mut dyn Write, loc: Loc) -> fmt::Result {
+    Spelling::plain(ctx).loc(out, loc)
+}
+
+
+
+
 
 fn write_dialect_item(out: &mut dyn Write, sigil: char, name: &str, body: Option<&str>) -> fmt::Result {
     out.write_char(sigil)?;
@@ -76,49 +65,6 @@ fn write_dialect_item(out: &mut dyn Write, sigil: char, name: &str, body: Option
     Ok(())
 }
 
-/// Writes `attr` as it is spelled in the IR (with its `: type` where the syntax needs one).
-pub fn write_attr(ctx: &Context, out: &mut dyn Write, attr: AttrId) -> fmt::Result {
-    match ctx.attr_data(attr) {
-        Attr::Int { value, ty } => {
-            if matches!(ctx.type_kind(*ty), TypeKind::Int(1)) {
-                return out.write_str(if *value != 0 { "true" } else { "false" });
-            }
-            write!(out, "{value} : ")?;
-            write_type(ctx, out, *ty)
-        }
-        Attr::Float { bits, ty } => {
-            out.write_str(&format_float(f64::from_bits(*bits), float_kind(ctx, *ty)))?;
-            out.write_str(" : ")?;
-            write_type(ctx, out, *ty)
-        }
-        Attr::String(s) => write_string(out, s),
-        Attr::Unit => out.write_str("unit"),
-        Attr::Array(items) => {
-            out.write_str("[")?;
-            for (i, &a) in items.iter().enumerate() {
-                if i > 0 {
-                    out.write_str(", ")?;
-                }
-                write_attr(ctx, out, a)?;
-            }
-            out.write_str("]")
-        }
-        Attr::Dict(_) => write_dict(ctx, out, attr, &[]),
-        Attr::Type(t) => write_type(ctx, out, *t),
-        Attr::SymbolRef { root, nested } => {
-            write_symbol_name(out, ctx.str(*root))?;
-            for n in nested.iter() {
-                out.write_str("::")?;
-                write_symbol_name(out, ctx.str(*n))?;
-            }
-            Ok(())
-        }
-        Attr::Dense { ty, data } => write_dense(ctx, out, *ty, data),
-        Attr::AffineMap(map) => write_affine_map(out, map),
-        Attr::Opaque { name, body } => write_dialect_item(out, '#', ctx.str(*name), body.as_deref()),
-        Attr::Dialect(data) => write_dialect_item(out, '#', data.0.name(), data.0.print_body().as_deref()),
-    }
-}
 
 fn write_affine_map(out: &mut dyn Write, map: &AffineMap) -> fmt::Result {
     write!(out, "affine_map<{map}>")
@@ -131,27 +77,6 @@ fn float_kind(ctx: &Context, ty: TypeId) -> FloatKind {
     }
 }
 
-/// Writes a dictionary `{a = 1 : i64, b}`, leaving out the keys in `elide`. Unit values print as the bare key.
-pub fn write_dict(ctx: &Context, out: &mut dyn Write, dict: AttrId, elide: &[&str]) -> fmt::Result {
-    out.write_str("{")?;
-    let mut first = true;
-    for &(key, value) in ctx.dict_entries(dict) {
-        let key = ctx.str(key);
-        if elide.contains(&key) {
-            continue;
-        }
-        if !first {
-            out.write_str(", ")?;
-        }
-        first = false;
-        write_key(out, key)?;
-        if *ctx.attr_data(value) != Attr::Unit {
-            out.write_str(" = ")?;
-            write_attr(ctx, out, value)?;
-        }
-    }
-    out.write_str("}")
-}
 
 /// True if `s` can be written without quotes as a dictionary key or symbol name.
 pub fn is_bare_identifier(s: &str) -> bool {
@@ -188,23 +113,6 @@ pub fn write_string(out: &mut dyn Write, s: &str) -> fmt::Result {
     out.write_char('"')
 }
 
-fn write_dense(ctx: &Context, out: &mut dyn Write, ty: TypeId, data: &DenseData) -> fmt::Result {
-    let (shape, kind) = match ctx.type_kind(ty) {
-        TypeKind::Tensor { shape, elem, .. } => (shape.clone(), ctx.type_kind(*elem).clone()),
-        _ => (Box::from([]), TypeKind::None),
-    };
-    let fk = match kind {
-        TypeKind::Float(k) => k,
-        _ => FloatKind::F64,
-    };
-    out.write_str("dense<")?;
-    match data {
-        DenseData::Splat(e) => write_dense_elem(out, *e, fk)?,
-        DenseData::Elements(elems) => write_dense_nested(out, elems, &shape, fk)?,
-    }
-    out.write_str("> : ")?;
-    write_type(ctx, out, ty)
-}
 
 fn write_dense_nested(out: &mut dyn Write, elems: &[DenseElem], shape: &[u64], fk: FloatKind) -> fmt::Result {
     let Some((&outer, inner)) = shape.split_first() else {
@@ -275,56 +183,244 @@ fn nonfinite_bits(v: f64, kind: FloatKind) -> u64 {
     }
 }
 
-/// Writes the inside of `loc(...)`.
-pub fn write_loc(ctx: &Context, out: &mut dyn Write, loc: Loc) -> fmt::Result {
-    match loc {
-        Loc::Unknown => out.write_str("unknown"),
-        Loc::Source { file, offset } => {
-            let f = ctx.sources.file(file);
-            let lc = f.line_col(offset);
-            write_string(out, &f.name)?;
-            write!(out, ":{}:{}", lc.line, lc.col)
+
+impl<'c> Spelling<'c> {
+    /// Spelling without aliases.
+    pub fn plain(ctx: &'c Context) -> Self {
+        Spelling { ctx, aliases: None }
+    }
+
+    /// Spelling that writes the values `aliases` names by their alias.
+    pub fn with_aliases(ctx: &'c Context, aliases: &'c Aliases) -> Self {
+        Spelling { ctx, aliases: Some(aliases) }
+    }
+
+    /// Writes `ty`, or its alias.
+    pub fn ty(self, out: &mut dyn Write, ty: TypeId) -> fmt::Result {
+        match self.aliases.and_then(|a| a.type_name(ty)) {
+            Some(name) => out.write_str(name),
+            None => self.type_body(out, ty),
         }
-        Loc::Id(id) => match &ctx.locs[id] {
-            LocData::FileLineCol { file, line, col } => {
-                write_string(out, ctx.str(*file))?;
-                write!(out, ":{line}:{col}")
-            }
-            LocData::Name { name, child } => {
-                write_string(out, ctx.str(*name))?;
-                match child {
-                    Some(c) => {
-                        out.write_str("(")?;
-                        write_loc(ctx, out, *c)?;
-                        out.write_str(")")
-                    }
-                    None => Ok(()),
+    }
+
+    /// Writes `attr`, or its alias.
+    pub fn attr(self, out: &mut dyn Write, attr: AttrId) -> fmt::Result {
+        match self.aliases.and_then(|a| a.attr_name(attr)) {
+            Some(name) => out.write_str(name),
+            None => self.attr_body(out, attr),
+        }
+    }
+
+    /// Writes the inside of `loc(...)`, or the location's alias.
+    pub fn loc(self, out: &mut dyn Write, loc: Loc) -> fmt::Result {
+        match self.aliases.and_then(|a| a.loc_name(loc)) {
+            Some(name) => out.write_str(name),
+            None => self.loc_body(out, loc),
+        }
+    }
+
+    /// Writes the structure of `ty` (its children by alias).
+    pub fn type_body(self, out: &mut dyn Write, ty: TypeId) -> fmt::Result {
+        let ctx = self.ctx;
+        match ctx.type_kind(ty) {
+            TypeKind::Int(w) => write!(out, "i{w}"),
+            TypeKind::Index => out.write_str("index"),
+            TypeKind::Float(k) => out.write_str(k.keyword()),
+            TypeKind::None => out.write_str("none"),
+            TypeKind::Tensor { shape, elem, encoding } => {
+                out.write_str("tensor<")?;
+                for d in shape.iter() {
+                    write!(out, "{d}x")?;
                 }
-            }
-            LocData::Fused { locs, metadata } => {
-                out.write_str("fused")?;
-                if let Some(m) = metadata {
-                    out.write_str("<")?;
-                    write_attr(ctx, out, *m)?;
-                    out.write_str(">")?;
+                self.ty(out, *elem)?;
+                if let Some(enc) = encoding {
+                    out.write_str(", ")?;
+                    self.attr(out, *enc)?;
                 }
+                out.write_str(">")
+            }
+            TypeKind::Function { inputs, results } => self.function_type(out, inputs, results),
+            TypeKind::Tuple(elems) => {
+                out.write_str("tuple<")?;
+                self.type_list(out, elems)?;
+                out.write_str(">")
+            }
+            TypeKind::Opaque { name, body } => write_dialect_item(out, '!', ctx.str(*name), body.as_deref()),
+            TypeKind::Dialect(data) => write_dialect_item(out, '!', data.0.name(), data.0.print_body().as_deref()),
+        }
+    }
+
+    /// Writes `t1, t2, ...`.
+    pub fn type_list(self, out: &mut dyn Write, types: &[TypeId]) -> fmt::Result {
+        for (i, &t) in types.iter().enumerate() {
+            if i > 0 {
+                out.write_str(", ")?;
+            }
+            self.ty(out, t)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `(inputs) -> results`, parenthesizing the results unless there is exactly one non-function type.
+    pub fn function_type(self, out: &mut dyn Write, inputs: &[TypeId], results: &[TypeId]) -> fmt::Result {
+        out.write_str("(")?;
+        self.type_list(out, inputs)?;
+        out.write_str(") -> ")?;
+        self.result_types(out, results)
+    }
+
+    /// Writes a result type list as it follows `->`.
+    pub fn result_types(self, out: &mut dyn Write, results: &[TypeId]) -> fmt::Result {
+        let ctx = self.ctx;
+        let bare = results.len() == 1 && !matches!(ctx.type_kind(results[0]), TypeKind::Function { .. });
+        if bare {
+            return self.ty(out, results[0]);
+        }
+        out.write_str("(")?;
+        self.type_list(out, results)?;
+        out.write_str(")")
+    }
+
+    /// Writes the structure of `attr` (its children by alias), with its `: type` where the syntax needs one.
+    pub fn attr_body(self, out: &mut dyn Write, attr: AttrId) -> fmt::Result {
+        let ctx = self.ctx;
+        match ctx.attr_data(attr) {
+            Attr::Int { value, ty } => {
+                if matches!(ctx.type_kind(*ty), TypeKind::Int(1)) {
+                    return out.write_str(if *value != 0 { "true" } else { "false" });
+                }
+                write!(out, "{value} : ")?;
+                self.ty(out, *ty)
+            }
+            Attr::Float { bits, ty } => {
+                out.write_str(&format_float(f64::from_bits(*bits), float_kind(ctx, *ty)))?;
+                out.write_str(" : ")?;
+                self.ty(out, *ty)
+            }
+            Attr::String(s) => write_string(out, s),
+            Attr::Unit => out.write_str("unit"),
+            Attr::Array(items) => {
                 out.write_str("[")?;
-                for (i, l) in locs.iter().enumerate() {
+                for (i, &a) in items.iter().enumerate() {
                     if i > 0 {
                         out.write_str(", ")?;
                     }
-                    write_loc(ctx, out, *l)?;
+                    self.attr(out, a)?;
                 }
                 out.write_str("]")
             }
-            LocData::CallSite { callee, caller } => {
-                out.write_str("callsite(")?;
-                write_loc(ctx, out, *callee)?;
-                out.write_str(" at ")?;
-                write_loc(ctx, out, *caller)?;
-                out.write_str(")")
+            Attr::Dict(_) => self.dict(out, attr, &[]),
+            Attr::Type(t) => self.ty(out, *t),
+            Attr::SymbolRef { root, nested } => {
+                write_symbol_name(out, ctx.str(*root))?;
+                for n in nested.iter() {
+                    out.write_str("::")?;
+                    write_symbol_name(out, ctx.str(*n))?;
+                }
+                Ok(())
             }
-        },
+            Attr::Dense { ty, data } => self.dense(out, *ty, data),
+            Attr::AffineMap(map) => write_affine_map(out, map),
+            Attr::Opaque { name, body } => write_dialect_item(out, '#', ctx.str(*name), body.as_deref()),
+            Attr::Dialect(data) => write_dialect_item(out, '#', data.0.name(), data.0.print_body().as_deref()),
+        }
+    }
+
+    /// Writes a dictionary `{a = 1 : i64, b}`, leaving out the keys in `elide`. Unit values print as the bare key.
+    pub fn dict(self, out: &mut dyn Write, dict: AttrId, elide: &[&str]) -> fmt::Result {
+        let ctx = self.ctx;
+        out.write_str("{")?;
+        let mut first = true;
+        for &(key, value) in ctx.dict_entries(dict) {
+            let key = ctx.str(key);
+            if elide.contains(&key) {
+                continue;
+            }
+            if !first {
+                out.write_str(", ")?;
+            }
+            first = false;
+            write_key(out, key)?;
+            if *ctx.attr_data(value) != Attr::Unit {
+                out.write_str(" = ")?;
+                self.attr(out, value)?;
+            }
+        }
+        out.write_str("}")
+    }
+
+    /// Writes `dense<...> : type`.
+    fn dense(self, out: &mut dyn Write, ty: TypeId, data: &DenseData) -> fmt::Result {
+        let ctx = self.ctx;
+        let (shape, kind) = match ctx.type_kind(ty) {
+            TypeKind::Tensor { shape, elem, .. } => (shape.clone(), ctx.type_kind(*elem).clone()),
+            _ => (Box::from([]), TypeKind::None),
+        };
+        let fk = match kind {
+            TypeKind::Float(k) => k,
+            _ => FloatKind::F64,
+        };
+        out.write_str("dense<")?;
+        match data {
+            DenseData::Splat(e) => write_dense_elem(out, *e, fk)?,
+            DenseData::Elements(elems) => write_dense_nested(out, elems, &shape, fk)?,
+        }
+        out.write_str("> : ")?;
+        self.ty(out, ty)
+    }
+
+    /// Writes the structure of `loc` (its children by alias).
+    pub fn loc_body(self, out: &mut dyn Write, loc: Loc) -> fmt::Result {
+        let ctx = self.ctx;
+        match loc {
+            Loc::Unknown => out.write_str("unknown"),
+            Loc::Source { file, offset } => {
+                let f = ctx.sources.file(file);
+                let lc = f.line_col(offset);
+                write_string(out, &f.name)?;
+                write!(out, ":{}:{}", lc.line, lc.col)
+            }
+            Loc::Id(id) => match &ctx.locs[id] {
+                LocData::FileLineCol { file, line, col } => {
+                    write_string(out, ctx.str(*file))?;
+                    write!(out, ":{line}:{col}")
+                }
+                LocData::Name { name, child } => {
+                    write_string(out, ctx.str(*name))?;
+                    match child {
+                        Some(c) => {
+                            out.write_str("(")?;
+                            self.loc(out, *c)?;
+                            out.write_str(")")
+                        }
+                        None => Ok(()),
+                    }
+                }
+                LocData::Fused { locs, metadata } => {
+                    out.write_str("fused")?;
+                    if let Some(m) = metadata {
+                        out.write_str("<")?;
+                        self.attr(out, *m)?;
+                        out.write_str(">")?;
+                    }
+                    out.write_str("[")?;
+                    for (i, l) in locs.iter().enumerate() {
+                        if i > 0 {
+                            out.write_str(", ")?;
+                        }
+                        self.loc(out, *l)?;
+                    }
+                    out.write_str("]")
+                }
+                LocData::CallSite { callee, caller } => {
+                    out.write_str("callsite(")?;
+                    self.loc(out, *callee)?;
+                    out.write_str(" at ")?;
+                    self.loc(out, *caller)?;
+                    out.write_str(")")
+                }
+            },
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 //! Output goes to a `String` buffer that is flushed to an optional `io::Write` sink between top-level lines,
 //! so printing a million-op module does not hold a second copy of the text in memory.
 
+mod aliases;
 mod attrs;
 mod names;
 
@@ -11,6 +12,8 @@ pub use attrs::{
     attr_to_string, format_float, is_bare_identifier, type_to_string, write_attr, write_dict, write_function_type,
     write_loc, write_result_types, write_string, write_symbol_name, write_type, write_type_list,
 };
+pub use aliases::{Aliases, ALIAS_MIN_NODES};
+pub use attrs::Spelling;
 pub use names::{is_isolated, Names, ValueName};
 
 use super::attrs::AttrId;
@@ -36,6 +39,7 @@ pub struct PrintOptions {
 pub fn op_to_string(ctx: &Context, op: OpId, opts: PrintOptions) -> String {
     let mut printer = Printer::new(ctx, opts, None, op);
     let _ = printer.print_op(op);
+    let _ = printer.aliases.write_loc_definitions(ctx, &mut printer.out);
     printer.out
 }
 
@@ -43,6 +47,7 @@ pub fn op_to_string(ctx: &Context, op: OpId, opts: PrintOptions) -> String {
 pub fn print_op_to(ctx: &Context, op: OpId, opts: PrintOptions, sink: &mut dyn io::Write) -> io::Result<()> {
     let mut printer = Printer::new(ctx, opts, Some(sink), op);
     printer.print_op(op).map_err(|_| io::Error::other("formatting failed"))?;
+    printer.aliases.write_loc_definitions(ctx, &mut printer.out).map_err(|_| io::Error::other("formatting failed"))?;
     printer.out.push('\n');
     printer.flush()?;
     printer.io_error.map_or(Ok(()), Err)
@@ -69,23 +74,33 @@ pub struct Printer<'c> {
     custom_depth: usize,
     summary: bool,
     type_cache: FxHashMap<TypeId, Box<str>>,
+    aliases: Aliases,
 }
 
 const FLUSH_AT: usize = 1 << 16;
 
 impl<'c> Printer<'c> {
+    /// A printer for `root`; a root that is not nested in another op gets aliases for its large repeated values,
+    /// whose definitions start the output.
     fn new(ctx: &'c Context, opts: PrintOptions, sink: Option<&'c mut dyn io::Write>, root: OpId) -> Self {
+        let aliases = match ctx.body.parent_op(root) {
+            None => Aliases::compute(ctx, root, opts.debug_info),
+            Some(_) => Aliases::default(),
+        };
+        let mut out = String::new();
+        let _ = aliases.write_definitions(ctx, &mut out);
         Printer {
             ctx,
             opts,
             names: Names::compute(ctx, root),
-            out: String::new(),
+            out,
             sink,
             io_error: None,
             indent: 0,
             custom_depth: 0,
             summary: false,
             type_cache: FxHashMap::default(),
+            aliases,
         }
     }
 
@@ -191,7 +206,7 @@ impl<'c> Printer<'c> {
         }
         if data.props != ctx.empty_dict() {
             self.out.push_str(" <");
-            write_dict(ctx, &mut self.out, data.props, &[])?;
+            Spelling::with_aliases(ctx, &self.aliases).dict(&mut self.out, data.props, &[])?;
             self.out.push('>');
         }
         let regions = ctx.body.regions(op);
@@ -207,7 +222,7 @@ impl<'c> Printer<'c> {
         }
         if data.attrs != ctx.empty_dict() {
             self.out.push(' ');
-            write_dict(ctx, &mut self.out, data.attrs, &[])?;
+            Spelling::with_aliases(ctx, &self.aliases).dict(&mut self.out, data.attrs, &[])?;
         }
         self.out.push_str(" : (");
         let operand_types: Vec<TypeId> = ctx.body.operands(op).map(|v| ctx.body.value_type(v)).collect();
@@ -252,7 +267,8 @@ impl<'c> Printer<'c> {
             self.out.push_str(s);
             return Ok(());
         }
-        let s = type_to_string(self.ctx, ty);
+        let mut s = String::new();
+        Spelling::with_aliases(self.ctx, &self.aliases).ty(&mut s, ty)?;
         self.out.push_str(&s);
         self.type_cache.insert(ty, s.into());
         Ok(())
@@ -278,7 +294,7 @@ impl<'c> Printer<'c> {
     fn print_trailing_loc(&mut self, loc: Loc) -> fmt::Result {
         if self.opts.debug_info {
             self.out.push_str(" loc(");
-            write_loc(self.ctx, &mut self.out, loc)?;
+            Spelling::with_aliases(self.ctx, &self.aliases).loc(&mut self.out, loc)?;
             self.out.push(')');
         }
         Ok(())
@@ -390,7 +406,7 @@ impl<'c> OpPrinter<'_, 'c> {
 
     /// Writes an attribute.
     pub fn attr(&mut self, a: AttrId) -> fmt::Result {
-        write_attr(self.p.ctx, &mut self.p.out, a)
+        Spelling::with_aliases(self.p.ctx, &self.p.aliases).attr(&mut self.p.out, a)
     }
 
     /// Writes ` attributes {...}` with the op's attributes minus `elide` (and ` attributes <{props}> {...}` when
@@ -419,10 +435,10 @@ impl<'c> OpPrinter<'_, 'c> {
         self.write(" attributes ");
         if n_props > 0 {
             self.write("<");
-            write_dict(ctx, &mut self.p.out, props, elide)?;
+            Spelling::with_aliases(ctx, &self.p.aliases).dict(&mut self.p.out, props, elide)?;
             self.write("> ");
         }
-        write_dict(ctx, &mut self.p.out, attrs, elide)
+        Spelling::with_aliases(ctx, &self.p.aliases).dict(&mut self.p.out, attrs, elide)
     }
 
     /// Writes a region; entry-block arguments are shown in a label only if `print_entry_args`.
