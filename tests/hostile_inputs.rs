@@ -46,6 +46,13 @@ fn graph_of(t: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A chain of 100k aliases: `first`, then `line(i)` for i = 1..=100000, then `last`.
+fn alias_chain(first: &str, line: impl Fn(usize) -> String, last: &str) -> Vec<u8> {
+    let mut text = String::from(first);
+    (1..=100_000).for_each(|i| text += &line(i));
+    (text + last).into_bytes()
+}
+
 fn cases() -> Vec<Case> {
     let mut bad_utf8 = b"teg.graph @g {\n  %x = teg.source @x ".to_vec();
     bad_utf8.extend([0xff, 0xfe]);
@@ -112,7 +119,193 @@ fn cases() -> Vec<Case> {
     let cute =
         format!("%x = \"t.op\"() {{l = #layout.cute<{}4{}:1>}} : () -> ()\n", "(".repeat(60_000), ")".repeat(60_000));
     let tuples = format!("%x = \"t.op\"() : () -> {}i32{}\n", "tuple<".repeat(100_000), ">".repeat(100_000));
+    let type_chain = alias_chain("!t0 = i32\n", |i| format!("!t{i} = tuple<!t{}>\n", i - 1), "\"t.op\"() : () -> !t100000\n");
+    let attr_chain =
+        alias_chain("#a0 = 1\n", |i| format!("#a{i} = {{k = [#a{}]}}\n", i - 1), "\"t.op\"() {x = #a100000} : () -> ()\n");
+    let fn_chain = alias_chain("!t0 = i32\n", |i| format!("!t{i} = (!t{}) -> ()\n", i - 1), "\"t.op\"() : () -> !t100000\n");
+    let callsites = alias_chain(
+        "#l0 = loc(\"x\":1:1)\n",
+        |i| format!("#l{i} = loc(callsite(#l{} at \"y\":1:1))\n", i - 1),
+        "\"t.op\"() : () -> () loc(#l100000)\n",
+    );
+    let laughs = |first: &str, line: fn(usize) -> String, levels: usize, last: &str| {
+        let mut text = String::from(first);
+        (1..=levels).for_each(|i| text += &line(i));
+        text + last
+    };
+    let attr_laughs =
+        laughs("#a0 = [1]\n", |i| format!("#a{i} = [#a{}, #a{}]\n", i - 1, i - 1), 40, "\"t.op\"() {x = #a40} : () -> ()\n");
+    let type_laughs = laughs(
+        "!t0 = i32\n",
+        |i| format!("!t{i} = tuple<!t{}, !t{}>\n", i - 1, i - 1),
+        23,
+        &"\"t.op\"() : () -> !t23\n".repeat(3),
+    );
+    let loc_laughs = laughs(
+        "#l0 = loc(\"x\":1:1)\n",
+        |i| format!("#l{i} = loc(fused[#l{}, #l{}])\n", i - 1, i - 1),
+        23,
+        &"\"t.op\"() : () -> () loc(#l23)\n".repeat(3),
+    );
+    let layout = |attr: String| format!("\"t.op\"() {{x = {attr}}} : () -> ()\n").into_bytes();
+    let furiosa_items = layout(format!("#layout.furiosa<axes[A = 2], m[{}A]>", "1, ".repeat(10_000)));
+    let furiosa_resizes = layout(format!("#layout.furiosa<axes[A = 2], m[A{}]>", " = 2".repeat(2000)));
+    let xla = "#layout.xla<f32[2048,2048]{1,0:T(2,2)(*,3)}>";
+    let xla_uses: String = (0..40).map(|i| format!("\"t.op\"() {{x = {xla}, i = {i}}} : () -> ()\n")).collect();
+    let xla_dims = layout(format!("#layout.xla<f32[{}1]{{0}}>", "1,".repeat(200_000)));
+    let ones = vec!["1"; 150_000].join(", ");
+    let ck_naive = layout(format!("#layout.ck<naive([{ones}], [{ones}])>"));
+    let filecheck = |name: &'static str, check: String, input: String, expect: Expect| Case {
+        name,
+        tool: env!("CARGO_BIN_EXE_tap-filecheck"),
+        files: vec![("check.txt", check.into_bytes()), ("input.txt", input.into_bytes())],
+        args: ["check.txt", "--input-file", "input.txt"].map(String::from).to_vec(),
+        expect,
+    };
+    let nested = |open: &str, close: &str, n: usize, inner: &str| format!("{}{inner}{}", open.repeat(n), close.repeat(n));
+    let filecheck_cases = vec![
+        filecheck(
+            "60k nested regex parentheses",
+            format!("// CHECK: {{{{{}}}}}\n", nested("(", ")", 60_000, "a")),
+            "a\n".into(),
+            Expect::Status(2, "check.txt:1:13: error: invalid regex: parentheses nest too deep (more than 256 levels)"),
+        ),
+        filecheck(
+            "30k nested alternations",
+            format!("// CHECK: {{{{{}}}}}\n", nested("(a|", ")", 30_000, "b")),
+            "b\n".into(),
+            Expect::Status(2, "error: invalid regex: parentheses nest too deep"),
+        ),
+        filecheck(
+            "30k parentheses in a numeric expression",
+            format!("// CHECK: [[#{}]]\n", nested("(", ")", 30_000, "1")),
+            "1\n".into(),
+            Expect::Status(2, "error: expression is too complex (more than 256 operators)"),
+        ),
+        filecheck(
+            "a numeric expression of 100k terms",
+            format!("// CHECK: [[#{}]]\n", vec!["1"; 100_000].join("+")),
+            "100000\n".into(),
+            Expect::Status(2, "error: expression is too complex (more than 256 operators)"),
+        ),
+        filecheck(
+            "100k uses of a 1000-byte variable on one line",
+            format!("// CHECK: [[X:.*]]\n// CHECK: {}\n", "[[X]]".repeat(100_000)),
+            format!("{}\n{}\n", "a".repeat(1000), "a".repeat(1000)),
+            Expect::Error("check.txt:2:11: error: the pattern is longer than 1048576 bytes after substitution"),
+        ),
+        filecheck(
+            "{{a? x 5000, a x 5000}}",
+            format!("// CHECK: {{{{{}{}}}}}\n", "a?".repeat(5000), "a".repeat(5000)),
+            format!("{}\n", "a".repeat(5000)),
+            Expect::Error("check.txt:1:11: error: matching this regex takes more than 2097152 steps"),
+        ),
+        filecheck(
+            "35k variable definitions on one line",
+            format!("// CHECK: {}\n", (0..35_000).map(|i| format!("[[V{i}:a]]")).collect::<String>()),
+            format!("{}\n", "a".repeat(35_000)),
+            Expect::Error("error: after substitution: regex is too large (more than 16384 atoms)"),
+        ),
+        filecheck(
+            "20k CHECK-DAG lines",
+            (0..20_000).map(|i| format!("// CHECK-DAG: x{i}:\n")).collect(),
+            (0..20_000).rev().map(|i| format!("x{i}:\n")).collect(),
+            Expect::Success,
+        ),
+        filecheck(
+            "20k CHECK-NOT lines",
+            format!("// CHECK: start\n{}// CHECK: end\n", (0..20_000).map(|i| format!("// CHECK-NOT: y{i}\n")).collect::<String>()),
+            format!("start\n{}end\n", (0..20_000).map(|i| format!("x{i}\n")).collect::<String>()),
+            Expect::Success,
+        ),
+    ];
     vec![
+        Case {
+            name: "100k chained type aliases",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("types.tap", type_chain)],
+            args: ["types.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("types.tap:257:1: error: alias nests 257 levels deep (at most 256)"),
+        },
+        Case {
+            name: "100k chained attribute aliases (dictionaries of arrays)",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("attrs.tap", attr_chain)],
+            args: ["attrs.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("attrs.tap:129:1: error: alias nests 258 levels deep (at most 256)"),
+        },
+        Case {
+            name: "100k chained function type aliases",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("fns.tap", fn_chain)],
+            args: ["fns.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("fns.tap:257:1: error: alias nests 257 levels deep (at most 256)"),
+        },
+        Case {
+            name: "100k chained call-site location aliases",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("locs.tap", callsites)],
+            args: ["locs.tap", "--allow-unregistered-dialect", "--print-debuginfo"].map(String::from).to_vec(),
+            expect: Expect::Error("locs.tap:257:1: error: alias nests 257 levels deep (at most 256)"),
+        },
+        Case {
+            name: "40 attribute aliases each using the previous one twice",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("laughs.tap", attr_laughs.into_bytes())],
+            args: ["laughs.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("laughs.tap:24:1: error: alias expands to 33554431 nodes (at most 16777216)"),
+        },
+        Case {
+            name: "a type of 2^24 nodes through 23 doubling aliases, used 3 times",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("laughs.tap", type_laughs.into_bytes())],
+            args: ["laughs.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Success,
+        },
+        Case {
+            name: "a location of 2^24 nodes through 23 doubling aliases, used 3 times, printed",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("laughs.tap", loc_laughs.into_bytes())],
+            args: ["laughs.tap", "--allow-unregistered-dialect", "--print-debuginfo"].map(String::from).to_vec(),
+            expect: Expect::Success,
+        },
+        Case {
+            name: "a Furiosa mapping of 10k items",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("furiosa.tap", furiosa_items)],
+            args: ["furiosa.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
+        },
+        Case {
+            name: "a Furiosa mapping of 2000 resizes in a row, printed as tables",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("furiosa.tap", furiosa_resizes)],
+            args: ["furiosa.tap", "--allow-unregistered-dialect", "-p", "builtin.module(layout-print)"]
+                .map(String::from)
+                .to_vec(),
+            expect: Expect::Success,
+        },
+        Case {
+            name: "an XLA layout with no strided form used 40 times",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("xla.tap", xla_uses.into_bytes())],
+            args: ["xla.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Success,
+        },
+        Case {
+            name: "an XLA shape of 200k dimensions",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("xla.tap", xla_dims)],
+            args: ["xla.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
+        },
+        Case {
+            name: "a CK naive descriptor of 150k dimensions",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("ck.tap", ck_naive)],
+            args: ["ck.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
+        },
         Case {
             name: "100k nested tuple< types",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
@@ -275,6 +468,9 @@ fn cases() -> Vec<Case> {
             expect: Expect::Success,
         },
     ]
+    .into_iter()
+    .chain(filecheck_cases)
+    .collect()
 }
 
 /// Runs `case` in `dir` under the limits: its exit code, standard error and time.

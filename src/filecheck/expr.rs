@@ -26,6 +26,10 @@ pub(crate) enum FormatKind {
 /// a digit class that often, so a precision of 2^32 would take gigabytes.
 pub const MAX_PRECISION: usize = 1024;
 
+/// The most operators, calls and parentheses one numeric expression may hold: its tree is evaluated and
+/// printed recursively, and each operator keeps the text of its operands.
+pub const MAX_EXPR_OPERATORS: usize = 256;
+
 /// A matching format: kind, precision (`%.8x`) and alternate form (`%#x`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Format {
@@ -254,6 +258,8 @@ pub(crate) struct ExprParser<'c> {
     pub ctx: &'c mut Context,
     /// Check-file line of the directive (for `@LINE` and same-line detection).
     pub line: Option<usize>,
+    /// Operators, calls and parentheses parsed so far.
+    operators: usize,
 }
 
 /// A variable name as parsed by LLVM's `parseVariable`.
@@ -288,7 +294,21 @@ pub(crate) fn parse_variable<'a>(s: &mut Span<'a>) -> PResult<VarName<'a>> {
     Ok(VarName { name, pseudo })
 }
 
-impl ExprParser<'_> {
+impl<'c> ExprParser<'c> {
+    /// A parser defining and reading variables in `ctx`, for a directive on check-file line `line`.
+    pub fn new(ctx: &'c mut Context, line: Option<usize>) -> Self {
+        ExprParser { ctx, line, operators: 0 }
+    }
+
+    /// Counts one more operator, call or parenthesis at `loc`, up to [`MAX_EXPR_OPERATORS`].
+    fn grow(&mut self, loc: Loc) -> PResult<()> {
+        self.operators += 1;
+        if self.operators > MAX_EXPR_OPERATORS {
+            return err(loc, format!("expression is too complex (more than {MAX_EXPR_OPERATORS} operators)"));
+        }
+        Ok(())
+    }
+
     /// LLVM's `parseNumericSubstitutionBlock`: returns the expression and the variable it
     /// defines, if any.
     pub fn parse_block(&mut self, mut expr: Span<'_>, legacy_line: bool) -> PResult<(Expression, Option<NumVarId>)> {
@@ -475,6 +495,7 @@ impl ExprParser<'_> {
 
     fn parse_paren(&mut self, expr: &mut Span<'_>) -> PResult<Ast> {
         *expr = expr.ltrim(SPACE_CHARS);
+        self.grow(expr.loc())?;
         expr.consume_front(b"(");
         *expr = expr.ltrim(SPACE_CHARS);
         if expr.is_empty() {
@@ -499,6 +520,7 @@ impl ExprParser<'_> {
             return Ok(lhs);
         }
         let op_loc = rest.loc();
+        self.grow(op_loc)?;
         let func = match rest.pop_front() {
             Some(b'+') => Func::Add,
             Some(b'-') => Func::Sub,
@@ -523,6 +545,7 @@ impl ExprParser<'_> {
     }
 
     fn parse_call(&mut self, expr: &mut Span<'_>, name: Span<'_>) -> PResult<Ast> {
+        self.grow(name.loc())?;
         *expr = expr.ltrim(SPACE_CHARS);
         let func = match name.bytes() {
             b"add" => Func::Add,
@@ -622,7 +645,7 @@ mod tests {
     fn parse(text: &str, ctx: &mut Context) -> PResult<(Expression, Option<NumVarId>)> {
         let span = Span::new(text.as_bytes(), 0, 0, text.len());
         let line = Some(text.len());
-        ExprParser { ctx, line }.parse_block(span, false)
+        ExprParser::new(ctx, line).parse_block(span, false)
     }
 
     #[test]

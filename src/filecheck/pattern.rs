@@ -93,6 +93,9 @@ enum SubstKind {
     Num(Expression),
 }
 
+/// The longest a pattern's regex may grow when variable values are substituted into it.
+pub const MAX_SUBSTITUTED_BYTES: usize = 1 << 20;
+
 /// A value spliced into the regex at match time.
 #[derive(Clone, Debug)]
 pub(crate) struct Substitution {
@@ -395,7 +398,7 @@ impl PatternParser<'_> {
     }
 
     fn parse_numeric_block(&mut self, b: &mut Builder, block: Span<'_>, legacy: bool) -> PResult<()> {
-        let mut parser = ExprParser { ctx: self.ctx, line: b.pat.line };
+        let mut parser = ExprParser::new(self.ctx, b.pat.line);
         let (expr, defined) = parser.parse_block(block, legacy)?;
         let mut insert_idx = b.pat.regex.len();
         let subst_needed = expr.ast.is_some();
@@ -479,7 +482,10 @@ impl Pattern {
             return self.match_fixed(hay);
         }
         let re = self.compiled_regex(ctx)?;
-        let caps = re.find(hay).ok_or(MatchError::NotFound)?;
+        let caps = re
+            .find(hay)
+            .map_err(|e| MatchError::Errors(vec![ErrorDiag::new(self.loc, e)]))?
+            .ok_or(MatchError::NotFound)?;
         Ok(self.record_captures(&caps, input, range.0, ctx))
     }
 
@@ -501,7 +507,11 @@ impl Pattern {
                 return Ok(re.clone());
             }
         }
-        let re = Rc::new(PosixRegex::new(&text, self.ignore_case).map_err(|_| MatchError::NotFound)?);
+        // The check file's regexes were checked when it was read; what substitution adds is escaped text, which
+        // can still pass the size limits.
+        let re = PosixRegex::new(&text, self.ignore_case)
+            .map_err(|e| MatchError::Errors(vec![ErrorDiag::new(self.loc, format!("after substitution: {e}"))]))?;
+        let re = Rc::new(re);
         *last = Some((text, re.clone()));
         Ok(re)
     }
@@ -513,19 +523,24 @@ impl Pattern {
         if let Some(line) = self.line {
             ctx.set_line(line);
         }
-        let mut text = self.regex.clone();
-        let mut offset = 0;
+        let mut text = Vec::with_capacity(self.regex.len());
+        let mut copied = 0;
         let mut errors = Vec::new();
         for s in &self.substs {
             match s.result_regex(ctx) {
                 Ok(v) => {
-                    let at = s.insert_idx + offset;
-                    text.splice(at..at, v.iter().copied());
-                    offset += v.len();
+                    text.extend_from_slice(&self.regex[copied..s.insert_idx]);
+                    text.extend_from_slice(&v);
+                    copied = s.insert_idx;
                 }
                 Err(e) => errors.extend(s.errors(e)),
             }
+            if text.len() > MAX_SUBSTITUTED_BYTES {
+                let msg = format!("the pattern is longer than {MAX_SUBSTITUTED_BYTES} bytes after substitution");
+                return Err(MatchError::Errors(vec![ErrorDiag::new(self.loc, msg)]));
+            }
         }
+        text.extend_from_slice(&self.regex[copied..]);
         if errors.is_empty() {
             Ok(text)
         } else {

@@ -37,23 +37,35 @@ impl PosixRegex {
         Ok(PosixRegex { ere, prefilter })
     }
 
-    /// Finds the leftmost-longest match in `hay`. `^`/`$` match at the ends of `hay`.
-    pub fn find(&self, hay: &[u8]) -> Option<Captures> {
+    /// Finds the leftmost-longest match in `hay`. `^`/`$` match at the ends of `hay`. An error when the search
+    /// passes [`MAX_MATCH_WORK`].
+    pub fn find(&self, hay: &[u8]) -> Result<Option<Captures>, String> {
         let mut engine = Engine::new(&self.ere, hay);
         let mut at = 0;
         while at <= hay.len() {
             let start = match &self.prefilter {
-                Some(re) => re.find_at(hay, at)?.start(),
+                Some(re) => match re.find_at(hay, at) {
+                    Some(m) => m.start(),
+                    None => return Ok(None),
+                },
                 None => at,
             };
-            if let Some(caps) = engine.match_at(start) {
-                return Some(caps);
+            let caps = engine.match_at(start);
+            if engine.work > MAX_MATCH_WORK {
+                return Err(format!("matching this regex takes more than {MAX_MATCH_WORK} steps"));
+            }
+            if caps.is_some() {
+                return Ok(caps);
             }
             at = start + 1;
         }
-        None
+        Ok(None)
     }
 }
+
+/// The most steps (position sets computed, memoized entries) one search may take: leftmost-longest matching
+/// keeps end positions per regex node and position, which `a?` repeated thousands of times makes quadratic.
+pub const MAX_MATCH_WORK: usize = 1 << 21;
 
 /// Sorted, disjoint, non-adjacent, inclusive intervals of positions.
 #[derive(Clone, Default, Debug, PartialEq, Eq)]
@@ -142,11 +154,13 @@ struct Engine<'a> {
     memo: HashMap<(NodeId, usize), Rc<Ivs>>,
     seq_memo: HashMap<(NodeId, usize, usize), Rc<Ivs>>,
     run_end: HashMap<(NodeId, usize), usize>,
+    /// Steps taken; past [`MAX_MATCH_WORK`] every step gives the empty set, and `find` reports it.
+    work: usize,
 }
 
 impl<'a> Engine<'a> {
     fn new(ere: &'a Ere, hay: &'a [u8]) -> Self {
-        Engine { ere, hay, memo: HashMap::new(), seq_memo: HashMap::new(), run_end: HashMap::new() }
+        Engine { ere, hay, memo: HashMap::new(), seq_memo: HashMap::new(), run_end: HashMap::new(), work: 0 }
     }
 
     /// The longest match starting exactly at `start`, with captures.
@@ -188,6 +202,10 @@ impl<'a> Engine<'a> {
         if let Some(r) = self.seq_memo.get(&(id, k, pos)) {
             return r.clone();
         }
+        self.work += 1;
+        if self.work > MAX_MATCH_WORK {
+            return Rc::default();
+        }
         let r = Rc::new(self.step_seq(id, k, Ivs::one(pos)));
         self.seq_memo.insert((id, k, pos), r.clone());
         r
@@ -195,7 +213,8 @@ impl<'a> Engine<'a> {
 
     /// All positions where `id` can end when started anywhere in `starts`.
     fn step(&mut self, id: NodeId, starts: &Ivs) -> Ivs {
-        if starts.is_empty() {
+        self.work += 1 + starts.0.len();
+        if starts.is_empty() || self.work > MAX_MATCH_WORK {
             return Ivs::default();
         }
         let ere = self.ere;
@@ -283,6 +302,10 @@ impl<'a> Engine<'a> {
         let mut e = pos.min(hay.len());
         while e < hay.len() && set.contains(hay[e]) {
             e += 1;
+        }
+        self.work += 1 + (e - pos);
+        if self.work > MAX_MATCH_WORK {
+            return e;
         }
         for p in pos..e {
             self.run_end.insert((id, p), e);
@@ -475,7 +498,7 @@ mod tests {
 
     fn find(p: &str, hay: &str) -> Option<Vec<Option<String>>> {
         let re = PosixRegex::new(p.as_bytes(), false).unwrap();
-        re.find(hay.as_bytes()).map(|caps| caps.iter().map(|c| c.map(|(a, b)| hay[a..b].to_string())).collect())
+        re.find(hay.as_bytes()).unwrap().map(|caps| caps.iter().map(|c| c.map(|(a, b)| hay[a..b].to_string())).collect())
     }
 
     fn whole(p: &str, hay: &str) -> Option<String> {
@@ -529,6 +552,6 @@ mod tests {
     #[test]
     fn case_folding() {
         let re = PosixRegex::new(b"ab[c-d]", true).unwrap();
-        assert!(re.find(b"xABD").is_some());
+        assert!(re.find(b"xABD").unwrap().is_some());
     }
 }

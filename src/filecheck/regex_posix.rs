@@ -150,11 +150,28 @@ const ESUBREG: &str = "invalid backreference number";
 
 const DUP_MAX: u32 = 255;
 
+/// The deepest a regex's parentheses may nest (Spencer's parser recurses on each level).
+pub const MAX_REGEX_NESTING: usize = 256;
+
+/// The most nodes (atoms, repetitions, groups) one regex may have, variables substituted: the leftmost-longest
+/// matcher keeps end positions per node and position.
+pub const MAX_REGEX_NODES: usize = 1 << 14;
+
 /// Parses `pat` as an LLVM POSIX ERE. `icase` folds ASCII case; the `REG_NEWLINE` semantics are
 /// always on. Errors are Spencer's `regerror` strings (or a lint explanation).
 pub(crate) fn parse(pat: &[u8], icase: bool, mode: ParseMode) -> Result<Ere, String> {
     let mut p =
-        Parser { s: pat, pos: 0, nodes: Vec::new(), nsub: 0, closed: Vec::new(), icase, mode, has_backrefs: false };
+        Parser {
+            s: pat,
+            pos: 0,
+            nodes: Vec::new(),
+            nsub: 0,
+            closed: Vec::new(),
+            icase,
+            mode,
+            has_backrefs: false,
+            depth: 0,
+        };
     let root = p.ere(None)?;
     Ok(Ere { nodes: p.nodes, root, ngroups: p.nsub, has_backrefs: p.has_backrefs })
 }
@@ -169,6 +186,8 @@ struct Parser<'a> {
     icase: bool,
     mode: ParseMode,
     has_backrefs: bool,
+    /// Open parentheses around the current position.
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -209,6 +228,14 @@ impl Parser<'_> {
         self.nodes.len() - 1
     }
 
+    /// An error once the regex has more than [`MAX_REGEX_NODES`] nodes.
+    fn check_size(&self) -> Result<(), String> {
+        if self.nodes.len() > MAX_REGEX_NODES {
+            return Err(format!("regex is too large (more than {MAX_REGEX_NODES} atoms)"));
+        }
+        Ok(())
+    }
+
     /// `p_ere`: alternatives separated by `|`, up to `stop`.
     fn ere(&mut self, stop: Option<u8>) -> Result<NodeId, String> {
         let mut alts = Vec::new();
@@ -219,6 +246,7 @@ impl Parser<'_> {
                     break;
                 }
                 seq.push(self.ere_exp()?);
+                self.check_size()?;
             }
             if seq.is_empty() {
                 return Err(EMPTY.into());
@@ -282,10 +310,15 @@ impl Parser<'_> {
         if !self.more() {
             return Err(EPAREN.into());
         }
+        if self.depth == MAX_REGEX_NESTING {
+            return Err(format!("parentheses nest too deep (more than {MAX_REGEX_NESTING} levels)"));
+        }
         self.nsub += 1;
         let idx = self.nsub;
         self.closed.push(false);
+        self.depth += 1;
         let inner = if self.peek() == Some(b')') { self.add(Node::Empty) } else { self.ere(Some(b')'))? };
+        self.depth -= 1;
         if !self.eat(b')') {
             return Err(EPAREN.into());
         }

@@ -4,9 +4,13 @@
 
 use std::fmt::Write as _;
 
+/// The most "with X equal to ..." notes one failed pattern gets (LLVM writes one per substitution, so a line of
+/// 100k uses of a long variable would write gigabytes).
+pub const MAX_SUBSTITUTION_NOTES: usize = 256;
+
 use super::options::DumpInputFilter;
 use super::pattern::{CheckKind, CheckType, Match, MatchError, Pattern};
-use super::source::{line_col, BufId, Loc, Severity, SourceMgr};
+use super::source::{BufId, LineIndex, Loc, Severity, SourceMgr};
 use super::vars::Context;
 
 /// Outcome of one match attempt, as shown in the input dump.
@@ -242,6 +246,7 @@ impl<'a> Reporter<'a> {
         }
     }
 
+    /// "with X equal to ..." for the pattern's substitutions, the first [`MAX_SUBSTITUTION_NOTES`] of them.
     fn substitution_texts(who: &Who<'_>, ctx: &Context) -> Vec<String> {
         who.pat
             .substitutions()
@@ -250,6 +255,7 @@ impl<'a> Reporter<'a> {
                 let v = s.value_for_diagnostics(ctx)?;
                 Some(format!("with \"{}\" equal to {v}", super::pattern::write_escaped(s.from.as_bytes())))
             })
+            .take(MAX_SUBSTITUTION_NOTES)
             .collect()
     }
 
@@ -514,6 +520,7 @@ fn build_annotations(
     diags: &[FcDiag],
     input: &[u8],
 ) -> (Vec<Annotation>, usize) {
+    let lines = LineIndex::new(input);
     let mut per_pattern: std::collections::BTreeMap<Loc, (usize, usize)> = Default::default();
     for d in diags {
         per_pattern.entry(d.check_loc).or_default().0 += 1;
@@ -529,8 +536,8 @@ fn build_annotations(
         }
         label_width = label_width.max(label.len());
         let mut m = marker(d.match_ty);
-        let (sl, sc) = line_col(input, d.range.0);
-        let (el, ec) = line_col(input, d.range.1);
+        let (sl, sc) = lines.line_col(input, d.range.0);
+        let (el, ec) = lines.line_col(input, d.range.1);
         if let Some(note) = &d.note {
             m.note = note.clone();
             if sl == el && sc == ec {

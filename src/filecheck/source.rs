@@ -39,6 +39,32 @@ pub(crate) struct SourceBuf {
     pub name: String,
     /// The (canonicalized) text.
     pub text: Vec<u8>,
+    /// Where its lines start, for line and column lookups.
+    lines: LineIndex,
+}
+
+/// The offsets of a text's newlines: a line and column lookup is a binary search, so a report with an
+/// annotation per line of a long input stays linear.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    /// The index of `text`.
+    pub fn new(text: &[u8]) -> Self {
+        LineIndex(newlines(text))
+    }
+
+    /// 1-based line and column of byte `off` (clamped to the text).
+    pub fn line_col(&self, text: &[u8], off: usize) -> (usize, usize) {
+        let off = off.min(text.len());
+        let before = self.0.partition_point(|&nl| nl < off);
+        let line_start = if before == 0 { 0 } else { self.0[before - 1] + 1 };
+        (before + 1, off - line_start + 1)
+    }
+}
+
+fn newlines(text: &[u8]) -> Vec<usize> {
+    text.iter().enumerate().filter(|&(_, &b)| b == b'\n').map(|(i, _)| i).collect()
 }
 
 /// A set of buffers, like LLVM's `SourceMgr`.
@@ -50,7 +76,8 @@ pub(crate) struct SourceMgr {
 impl SourceMgr {
     /// Adds a buffer and returns its id.
     pub fn add(&mut self, name: &str, text: Vec<u8>) -> BufId {
-        self.bufs.push(SourceBuf { name: name.to_string(), text });
+        let lines = LineIndex::new(&text);
+        self.bufs.push(SourceBuf { name: name.to_string(), text, lines });
         self.bufs.len() - 1
     }
 
@@ -66,7 +93,8 @@ impl SourceMgr {
 
     /// 1-based line and column of `loc` (lines counted by `\n`).
     pub fn line_col(&self, loc: Loc) -> (usize, usize) {
-        line_col(self.text(loc.buf), loc.off)
+        let buf = &self.bufs[loc.buf];
+        buf.lines.line_col(&buf.text, loc.off)
     }
 
     /// Prints a message in LLVM's `SMDiagnostic::print` format: location header, the source line
@@ -86,15 +114,6 @@ impl SourceMgr {
         print_source_line(out, contents);
         print_caret_line(out, contents, &caret);
     }
-}
-
-/// 1-based line and column of byte offset `off` in `text`.
-pub(crate) fn line_col(text: &[u8], off: usize) -> (usize, usize) {
-    let off = off.min(text.len());
-    let before = &text[..off];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-    (line, off - line_start + 1)
 }
 
 /// Start and end offsets of the line containing `off` (lines end at `\n` or `\r`).

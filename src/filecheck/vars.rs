@@ -159,7 +159,7 @@ impl Context {
     }
 
     fn define_numeric(&mut self, expr: Span<'_>) -> Result<(), DefineError> {
-        let mut parser = ExprParser { ctx: self, line: None };
+        let mut parser = ExprParser::new(self, None);
         let (e, var) = parser.parse_block(expr, false).map_err(DefineError::Diag)?;
         let value = match e.ast {
             Some(ast) => ast.eval(self),

@@ -23,6 +23,17 @@ pub trait AddressFn: DynLayout + fmt::Debug + fmt::Display + Send + Sync + 'stat
     /// The offset of the element at coordinate `e` (in the logical space's extents), or `None` if it is not
     /// stored.
     fn offset(&self, e: &[u64]) -> Option<u64>;
+
+    /// Whether every offset lies in `[0, cosize)` by the function's construction, so that validating the layout
+    /// need not evaluate it at every coordinate.
+    fn in_bounds_by_construction(&self) -> bool {
+        false
+    }
+
+    /// Steps one call of [`AddressFn::offset`] takes, in units of one transform: what bounds the validation.
+    fn steps_per_offset(&self) -> u64 {
+        1
+    }
 }
 
 /// Equality and hashing of an address function seen as `dyn`, for every `Eq + Hash` layout.
@@ -54,7 +65,8 @@ impl<T: Any + Eq + Hash> DynLayout for T {
 #[derive(Clone)]
 pub struct Computed(Arc<dyn AddressFn>);
 
-/// Elements checked when a computed layout is validated (every offset must lie in the buffer).
+/// Steps spent checking a computed layout when it is validated (every offset must lie in the buffer): elements
+/// times [`AddressFn::steps_per_offset`].
 pub const CHECK_LIMIT: u64 = 1 << 22;
 
 impl Computed {
@@ -73,13 +85,17 @@ impl Computed {
         self.0.offset(e)
     }
 
-    /// Checks that every element of the `extents` space lands in `[0, cosize)` (up to [`CHECK_LIMIT`] elements;
-    /// a larger layout is an error that says so rather than an unchecked one).
+    /// Checks that every element of the `extents` space lands in `[0, cosize)` (up to [`CHECK_LIMIT`] steps;
+    /// a larger layout is an error that says so rather than an unchecked one), unless the function guarantees it.
     pub fn check(&self, extents: &[u64]) -> Result<(), LayoutError> {
+        if self.0.in_bounds_by_construction() {
+            return self.cosize().map(|_| ());
+        }
         let size = extents.iter().try_fold(1u64, |a, &b| a.checked_mul(b)).unwrap_or(u64::MAX);
-        if size > CHECK_LIMIT {
+        let steps = self.0.steps_per_offset();
+        if size.saturating_mul(steps) > CHECK_LIMIT {
             return fail(format!(
-                "{self} has no strided form and {size} elements, more than the {CHECK_LIMIT} checked"
+                "{self} has no strided form and {size} elements of {steps} steps each, more than the {CHECK_LIMIT} steps checked"
             ));
         }
         let cosize = self.cosize()?;

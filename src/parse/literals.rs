@@ -2,6 +2,7 @@
 //! references, dialect attributes) and affine maps, with the range and shape checks MLIR performs.
 
 use super::state::ParseState;
+use crate::ir::entity::EntityId;
 use crate::ir::float_bits;
 use crate::ir::{
     AffineExpr, AffineMap, AffineOp, Attr, AttrId, Context, DenseData, DenseElem, DialectInfo, FloatKind, Symbol,
@@ -394,16 +395,34 @@ impl<'s> ParseState<'s, '_> {
     }
 
     /// A dialect type or attribute: parsed by its dialect, kept opaque for an unregistered dialect (with the flag).
-    fn dialect_item<T>(&mut self, kind: &DialectItems<T>, name: &str, body: Option<&str>, offset: usize) -> T {
+    /// Each distinct spelling is parsed once; a repeat takes the first one's value or error.
+    fn dialect_item<T: EntityId>(
+        &mut self,
+        kind: &DialectItems<T>,
+        name: &'s str,
+        body: Option<&'s str>,
+        offset: usize,
+    ) -> T {
         let dialect = crate::ir::registry::dialect_of(name);
         let parser = self.ctx.registry.dialect(dialect).map(kind.parser);
         match parser {
-            Some(Some(parse)) => parse(self.ctx, name, body).unwrap_or_else(|e| {
-                // The body starts after the sigil, the name and `<`.
-                let at = e.offset.map_or(offset, |o| offset + name.len() + 2 + o);
-                self.error(at, e.message);
-                (kind.fallback)(self.ctx)
-            }),
+            Some(Some(parse)) => {
+                let key = (kind.sigil, name, body);
+                let parsed = match self.dialect_item_cache().get(&key) {
+                    Some(parsed) => parsed.clone(),
+                    None => {
+                        let parsed = parse(self.ctx, name, body).map(|item| item.index());
+                        self.dialect_item_cache().insert(key, parsed.clone());
+                        parsed
+                    }
+                };
+                parsed.map(T::from_index).unwrap_or_else(|e| {
+                    // The body starts after the sigil, the name and `<`.
+                    let at = e.offset.map_or(offset, |o| offset + name.len() + 2 + o);
+                    self.error(at, e.message);
+                    (kind.fallback)(self.ctx)
+                })
+            }
             Some(None) => {
                 self.error(offset, format!("dialect '{dialect}' defines no {} '{name}'", kind.noun));
                 (kind.fallback)(self.ctx)

@@ -7,8 +7,11 @@ use crate::ir::entity::EntityId;
 use crate::ir::infer_types;
 use crate::ir::interner::FxHashMap;
 use crate::ir::print::type_to_string;
-use crate::ir::registry::{dialect_of, Syntax};
+use crate::ir::registry::{dialect_of, ItemError, Syntax};
 use crate::ir::{AttrId, BlockId, Context, Diagnostic, FileId, Loc, OpId, OpSpec, RegionId, Symbol, TypeId, ValueId};
+
+/// A dialect type or attribute as spelled: its sigil, full name and body.
+pub(super) type DialectItemKey<'s> = (char, &'s str, Option<&'s str>);
 
 pub use super::literals::{AffineAst, AffineMapAst, DenseTree, KeyText};
 
@@ -125,6 +128,7 @@ pub struct ParseState<'s, 'c> {
     /// Number of syntax errors (after one, name-resolution errors may be cascades and are not reported).
     pub syntax_errors: usize,
     tensor_types: FxHashMap<(&'s str, TypeId, Option<AttrId>), TypeId>,
+    dialect_items: FxHashMap<DialectItemKey<'s>, Result<usize, ItemError>>,
     op_names: FxHashMap<&'s str, Symbol>,
     /// Signature hints seen since the last region opened (see `Scope::hints`).
     pending_hints: Vec<(&'s str, TypeId)>,
@@ -149,6 +153,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
             pending_hints: Vec::new(),
             syntax_errors: 0,
             tensor_types: FxHashMap::default(),
+            dialect_items: FxHashMap::default(),
             op_names: FxHashMap::default(),
         }
     }
@@ -435,6 +440,12 @@ impl<'s, 'c> ParseState<'s, 'c> {
     /// Mutable access for the literal actions' caches.
     pub(super) fn tensor_cache(&mut self) -> &mut FxHashMap<(&'s str, TypeId, Option<AttrId>), TypeId> {
         &mut self.tensor_types
+    }
+
+    /// Mutable access to the dialect items parsed so far: each distinct spelling is parsed (and its layout
+    /// checked) once, however often the input repeats it.
+    pub(super) fn dialect_item_cache(&mut self) -> &mut FxHashMap<DialectItemKey<'s>, Result<usize, ItemError>> {
+        &mut self.dialect_items
     }
 
     /// The ops parsed at top level, in order, and the region holding them.

@@ -122,12 +122,20 @@ impl Tok<'_> {
 /// A token with its byte span in the body.
 pub type Spanned<'s> = (usize, Tok<'s>, usize);
 
-/// Lexes `body`; a character that starts no token is an error at its offset.
+/// The most tokens a layout attribute body may hold. It bounds every notation's expression trees, which the
+/// layout code walks recursively (a rank-8 XLA layout with tiles is about 60 tokens).
+pub const MAX_LAYOUT_TOKENS: usize = 4096;
+
+/// Lexes `body`; a character that starts no token, or a token past [`MAX_LAYOUT_TOKENS`], is an error at its
+/// offset.
 pub fn lex(body: &str) -> Result<Vec<Spanned<'_>>, (usize, String)> {
     let mut lexer = Tok::lexer(body);
     let mut out = Vec::new();
     while let Some(t) = lexer.next() {
         let span = lexer.span();
+        if out.len() == MAX_LAYOUT_TOKENS {
+            return Err((span.start, format!("layout is too long (more than {MAX_LAYOUT_TOKENS} tokens)")));
+        }
         match t {
             Ok(tok) => out.push((span.start, tok, span.end)),
             Err(()) => return Err((span.start, format!("unexpected character '{}'", &body[span.clone()]))),

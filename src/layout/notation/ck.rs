@@ -334,6 +334,11 @@ impl AddressFn for CkLayout {
     fn offset(&self, e: &[u64]) -> Option<u64> {
         ck_offset(self, e)
     }
+
+    /// Every stage's lengths, then each transform of each stage.
+    fn steps_per_offset(&self) -> u64 {
+        self.stages.iter().map(|s| 2 * s.len() as u64 + 1).sum::<u64>().max(1)
+    }
 }
 
 /// CK: each stage's transforms map upper coordinates to lower ones (top stage first), then the base strides.

@@ -350,6 +350,12 @@ impl AddressFn for XlaLayout {
     fn offset(&self, e: &[u64]) -> Option<u64> {
         xla_walk(self, e).ok().map(|r| r.0)
     }
+
+    /// The offset is a row-major index into the final (padded) shape, and every tile keeps each coordinate below
+    /// its extent (`c / t < ceil(n / t)`, `c % t < t`).
+    fn in_bounds_by_construction(&self) -> bool {
+        true
+    }
 }
 
 /// XLA: the coordinate in physical order, then each tile (combining `*` dimensions into the next minor one,
