@@ -1,7 +1,8 @@
 //! Hostile inputs, each generated at a size that broke an earlier version, run through the tools under a time and
 //! an address-space limit: every run must end by itself with exit 0, or with exit 1 and a diagnostic that gives its
 //! location. Never a crash, an abort or a hang. Each class from the hardening issue gets a case here as it is
-//! fixed.
+//! fixed. `HOSTILE_REPORT=1 cargo test --release --test hostile_inputs -- --nocapture` prints each case's exit,
+//! time and peak memory as a table row (the README's figures).
 
 #![cfg(target_os = "linux")]
 
@@ -119,10 +120,15 @@ fn cases() -> Vec<Case> {
     let cute =
         format!("%x = \"t.op\"() {{l = #layout.cute<{}4{}:1>}} : () -> ()\n", "(".repeat(60_000), ")".repeat(60_000));
     let tuples = format!("%x = \"t.op\"() : () -> {}i32{}\n", "tuple<".repeat(100_000), ">".repeat(100_000));
-    let type_chain = alias_chain("!t0 = i32\n", |i| format!("!t{i} = tuple<!t{}>\n", i - 1), "\"t.op\"() : () -> !t100000\n");
-    let attr_chain =
-        alias_chain("#a0 = 1\n", |i| format!("#a{i} = {{k = [#a{}]}}\n", i - 1), "\"t.op\"() {x = #a100000} : () -> ()\n");
-    let fn_chain = alias_chain("!t0 = i32\n", |i| format!("!t{i} = (!t{}) -> ()\n", i - 1), "\"t.op\"() : () -> !t100000\n");
+    let type_chain =
+        alias_chain("!t0 = i32\n", |i| format!("!t{i} = tuple<!t{}>\n", i - 1), "\"t.op\"() : () -> !t100000\n");
+    let attr_chain = alias_chain(
+        "#a0 = 1\n",
+        |i| format!("#a{i} = {{k = [#a{}]}}\n", i - 1),
+        "\"t.op\"() {x = #a100000} : () -> ()\n",
+    );
+    let fn_chain =
+        alias_chain("!t0 = i32\n", |i| format!("!t{i} = (!t{}) -> ()\n", i - 1), "\"t.op\"() : () -> !t100000\n");
     let callsites = alias_chain(
         "#l0 = loc(\"x\":1:1)\n",
         |i| format!("#l{i} = loc(callsite(#l{} at \"y\":1:1))\n", i - 1),
@@ -133,8 +139,12 @@ fn cases() -> Vec<Case> {
         (1..=levels).for_each(|i| text += &line(i));
         text + last
     };
-    let attr_laughs =
-        laughs("#a0 = [1]\n", |i| format!("#a{i} = [#a{}, #a{}]\n", i - 1, i - 1), 40, "\"t.op\"() {x = #a40} : () -> ()\n");
+    let attr_laughs = laughs(
+        "#a0 = [1]\n",
+        |i| format!("#a{i} = [#a{}, #a{}]\n", i - 1, i - 1),
+        40,
+        "\"t.op\"() {x = #a40} : () -> ()\n",
+    );
     let type_laughs = laughs(
         "!t0 = i32\n",
         |i| format!("!t{i} = tuple<!t{}, !t{}>\n", i - 1, i - 1),
@@ -150,6 +160,18 @@ fn cases() -> Vec<Case> {
     let layout = |attr: String| format!("\"t.op\"() {{x = {attr}}} : () -> ()\n").into_bytes();
     let furiosa_items = layout(format!("#layout.furiosa<axes[A = 2], m[{}A]>", "1, ".repeat(10_000)));
     let furiosa_resizes = layout(format!("#layout.furiosa<axes[A = 2], m[A{}]>", " = 2".repeat(2000)));
+    let escapes: String = (1..=20).map(|i| format!(", L{i} = m[{{L{}}}, {{L{}}}]", i - 1, i - 1)).collect();
+    let furiosa_laughs = layout(format!("#layout.furiosa<axes[A = 1], L0 = m[A]{escapes}, m[{{L20}}]>"));
+    let axes: Vec<String> = (0..10_000).map(|i| format!("A{i} = 1")).collect();
+    let names: Vec<String> = (0..10_000).map(|i| format!("A{i}")).collect();
+    let furiosa_axes = layout(format!("#layout.furiosa<axes[{}], m[{}]>", axes.join(", "), names.join(", ")));
+    let stages: Vec<&str> = (0..100)
+        .map(|i| match i % 2 {
+            0 => "transform(unmerge([2048, 2048]) [0] -> [0, 1])",
+            _ => "transform(merge([2048, 2048]) [0, 1] -> [0])",
+        })
+        .collect();
+    let ck_stages = layout(format!("#layout.ck<packed([4194304]), {}>", stages.join(", ")));
     let xla = "#layout.xla<f32[2048,2048]{1,0:T(2,2)(*,3)}>";
     let xla_uses: String = (0..40).map(|i| format!("\"t.op\"() {{x = {xla}, i = {i}}} : () -> ()\n")).collect();
     let xla_dims = layout(format!("#layout.xla<f32[{}1]{{0}}>", "1,".repeat(200_000)));
@@ -162,7 +184,8 @@ fn cases() -> Vec<Case> {
         args: ["check.txt", "--input-file", "input.txt"].map(String::from).to_vec(),
         expect,
     };
-    let nested = |open: &str, close: &str, n: usize, inner: &str| format!("{}{inner}{}", open.repeat(n), close.repeat(n));
+    let nested =
+        |open: &str, close: &str, n: usize, inner: &str| format!("{}{inner}{}", open.repeat(n), close.repeat(n));
     let filecheck_cases = vec![
         filecheck(
             "60k nested regex parentheses",
@@ -214,7 +237,10 @@ fn cases() -> Vec<Case> {
         ),
         filecheck(
             "20k CHECK-NOT lines",
-            format!("// CHECK: start\n{}// CHECK: end\n", (0..20_000).map(|i| format!("// CHECK-NOT: y{i}\n")).collect::<String>()),
+            format!(
+                "// CHECK: start\n{}// CHECK: end\n",
+                (0..20_000).map(|i| format!("// CHECK-NOT: y{i}\n")).collect::<String>()
+            ),
             format!("start\n{}end\n", (0..20_000).map(|i| format!("x{i}\n")).collect::<String>()),
             Expect::Success,
         ),
@@ -284,6 +310,31 @@ fn cases() -> Vec<Case> {
                 .map(String::from)
                 .to_vec(),
             expect: Expect::Success,
+        },
+        Case {
+            name: "Furiosa escapes doubling 20 times, printed as tables",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("furiosa.tap", furiosa_laughs)],
+            args: ["furiosa.tap", "--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"]
+                .map(String::from)
+                .to_vec(),
+            expect: Expect::Error("error: the mapping expands to more than 4096 nodes through its escapes"),
+        },
+        Case {
+            name: "a Furiosa layout of 10k axes",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("furiosa.tap", furiosa_axes)],
+            args: ["furiosa.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
+            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
+        },
+        Case {
+            name: "a CK descriptor of 4M elements through 100 stages, printed as tables",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("ck.tap", ck_stages)],
+            args: ["ck.tap", "--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"]
+                .map(String::from)
+                .to_vec(),
+            expect: Expect::Error("4194304 elements are more than the limit of 1048576"),
         },
         Case {
             name: "an XLA layout with no strided form used 40 times",
@@ -473,11 +524,25 @@ fn cases() -> Vec<Case> {
     .collect()
 }
 
-/// Runs `case` in `dir` under the limits: its exit code, standard error and time.
-fn run(case: &Case, dir: &Path) -> (Option<i32>, String, Duration) {
-    for (name, bytes) in &case.files {
-        std::fs::File::create(dir.join(name)).and_then(|mut f| f.write_all(bytes)).unwrap();
+/// How a run ended: its exit code (`None` when killed), standard error, time and peak resident memory (which
+/// includes the few MiB of this process that a forked child shares before it execs).
+struct Outcome {
+    code: Option<i32>,
+    stderr: String,
+    took: Duration,
+    peak_kib: i64,
+}
+
+/// Writes the files of `case` into a fresh folder `dir` and drops their contents.
+fn write_files(case: &mut Case, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, bytes) in std::mem::take(&mut case.files) {
+        std::fs::File::create(dir.join(name)).and_then(|mut f| f.write_all(&bytes)).unwrap();
     }
+}
+
+/// Runs `case` in `dir` (its files written there) under the limits.
+fn run(case: &Case, dir: &Path) -> Outcome {
     let mut cmd = Command::new(case.tool);
     cmd.args(&case.args).current_dir(dir).stdout(Stdio::null()).stderr(Stdio::piped());
     // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else of the parent.
@@ -499,26 +564,52 @@ fn run(case: &Case, dir: &Path) -> (Option<i32>, String, Duration) {
         std::io::Read::read_to_end(&mut pipe, &mut text).ok();
         text
     });
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > TIME_LIMIT {
-            child.kill().ok();
+    // The child is reaped with wait4, which also gives its peak resident memory.
+    let pid = child.id() as libc::pid_t;
+    let (mut status, mut usage): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    loop {
+        // SAFETY: plain system call on our own child, with valid pointers.
+        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if reaped == pid {
             break;
         }
-        std::thread::sleep(Duration::from_millis(20));
+        if start.elapsed() > TIME_LIMIT {
+            child.kill().ok();
+            // SAFETY: as above, blocking until the killed child is gone.
+            unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
-    let status = child.wait().unwrap();
-    let stderr = reader.join().unwrap();
-    (status.code(), String::from_utf8_lossy(&stderr).into_owned(), start.elapsed())
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    Outcome { code, stderr, took, peak_kib: usage.ru_maxrss }
 }
 
 #[test]
 fn hostile_inputs_end_in_time_with_a_located_diagnostic() {
     let root: PathBuf = std::env::temp_dir().join(format!("tap-hostile-{}", std::process::id()));
+    let dir_of = |case: &Case| root.join(case.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
+    // Every case's files are written, and their text freed, before any tool runs: a child forked from this
+    // process counts the pages it shares with it in its peak memory until it execs.
+    let mut cases = cases();
+    for case in &mut cases {
+        write_files(case, &dir_of(case));
+    }
+    // SAFETY: returns freed heap pages to the system; no allocation is live across it that it could touch.
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::malloc_trim(0);
+    }
     let mut failures = Vec::new();
-    for case in cases() {
-        let dir = root.join(case.name.replace(|c: char| !c.is_ascii_alphanumeric(), "-"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (code, stderr, took) = run(&case, &dir);
+    for case in cases {
+        let dir = dir_of(&case);
+        let Outcome { code, stderr, took, peak_kib } = run(&case, &dir);
+        if std::env::var_os("HOSTILE_REPORT").is_some() {
+            let tool = Path::new(case.tool).file_name().unwrap().to_string_lossy();
+            println!("| {} | {tool} | {code:?} | {:.2} s | {} MiB |", case.name, took.as_secs_f64(), peak_kib / 1024);
+        }
         let ok = match &case.expect {
             Expect::Success => code == Some(0),
             Expect::Error(text) => code == Some(1) && stderr.contains(text),

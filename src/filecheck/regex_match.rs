@@ -498,7 +498,9 @@ mod tests {
 
     fn find(p: &str, hay: &str) -> Option<Vec<Option<String>>> {
         let re = PosixRegex::new(p.as_bytes(), false).unwrap();
-        re.find(hay.as_bytes()).unwrap().map(|caps| caps.iter().map(|c| c.map(|(a, b)| hay[a..b].to_string())).collect())
+        re.find(hay.as_bytes())
+            .unwrap()
+            .map(|caps| caps.iter().map(|c| c.map(|(a, b)| hay[a..b].to_string())).collect())
     }
 
     fn whole(p: &str, hay: &str) -> Option<String> {

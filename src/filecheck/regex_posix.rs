@@ -160,18 +160,17 @@ pub const MAX_REGEX_NODES: usize = 1 << 14;
 /// Parses `pat` as an LLVM POSIX ERE. `icase` folds ASCII case; the `REG_NEWLINE` semantics are
 /// always on. Errors are Spencer's `regerror` strings (or a lint explanation).
 pub(crate) fn parse(pat: &[u8], icase: bool, mode: ParseMode) -> Result<Ere, String> {
-    let mut p =
-        Parser {
-            s: pat,
-            pos: 0,
-            nodes: Vec::new(),
-            nsub: 0,
-            closed: Vec::new(),
-            icase,
-            mode,
-            has_backrefs: false,
-            depth: 0,
-        };
+    let mut p = Parser {
+        s: pat,
+        pos: 0,
+        nodes: Vec::new(),
+        nsub: 0,
+        closed: Vec::new(),
+        icase,
+        mode,
+        has_backrefs: false,
+        depth: 0,
+    };
     let root = p.ere(None)?;
     Ok(Ere { nodes: p.nodes, root, ngroups: p.nsub, has_backrefs: p.has_backrefs })
 }

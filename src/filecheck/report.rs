@@ -332,25 +332,38 @@ fn count_suffix(pat: &Pattern, count: usize) -> String {
 }
 
 /// LLVM's `computeMatchDistance`: edit distance between the example and the start of `buf`
-/// (limited to its first line).
+/// (limited to its first line), or [`FUZZY_DISTANCE`] when it is at least that: only a closer match is reported.
 fn match_distance(buf: &[u8], example: &[u8]) -> usize {
     let prefix = &buf[..buf.len().min(example.len())];
     let prefix = prefix.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    edit_distance(prefix, example)
+    edit_distance_below(prefix, example, FUZZY_DISTANCE)
 }
 
-fn edit_distance(a: &[u8], b: &[u8]) -> usize {
-    let mut row: Vec<usize> = (0..=b.len()).collect();
+/// A match at this edit distance or more is not "a possible intended match".
+const FUZZY_DISTANCE: usize = 50;
+
+/// The edit distance of `a` and `b` if it is below `bound`, else `bound`. Only the cells within `bound` of the
+/// diagonal can hold a smaller distance, so a row costs `2 * bound + 1` cells, not `b.len()`.
+fn edit_distance_below(a: &[u8], b: &[u8], bound: usize) -> usize {
+    if a.len().abs_diff(b.len()) >= bound {
+        return bound;
+    }
+    // `row[j]` is min(D[r][j], bound) for the row `r` done last; cells outside the band hold `bound`.
+    let mut row: Vec<usize> = (0..=b.len()).map(|j| j.min(bound)).collect();
     for (i, &ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
-            prev = cur;
+        let r = i + 1;
+        let start = (r + 1).saturating_sub(bound).max(1);
+        let hi = (r + bound - 1).min(b.len());
+        let mut diag = row[start - 1];
+        row[start - 1] = if start == 1 { r.min(bound) } else { bound };
+        for j in start..=hi {
+            let up = row[j];
+            let d = if ca == b[j - 1] { diag } else { 1 + diag.min(up).min(row[j - 1]) };
+            row[j] = d.min(bound);
+            diag = up;
         }
     }
-    row[b.len()]
+    row[b.len()].min(bound)
 }
 
 /// How the input dump names check locations.
@@ -610,6 +623,39 @@ fn check_label(sm: &SourceMgr, labels: &DumpLabels<'_>, loc: Loc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain dynamic program.
+    fn edit_distance(a: &[u8], b: &[u8]) -> usize {
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, &ca) in a.iter().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, &cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = if ca == cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+
+    #[test]
+    fn banded_distance_agrees_below_the_bound() {
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..3000 {
+            let word = |next: &mut dyn FnMut(u64) -> u64| -> Vec<u8> {
+                let len = next(24) as usize;
+                (0..len).map(|_| b"abc"[next(3) as usize]).collect()
+            };
+            let (a, b) = (word(&mut next), word(&mut next));
+            let bound = 1 + next(12) as usize;
+            assert_eq!(edit_distance_below(&a, &b, bound), edit_distance(&a, &b).min(bound), "{a:?} {b:?} {bound}");
+        }
+    }
 
     #[test]
     fn edit_distance_basics() {

@@ -58,7 +58,9 @@ pub fn type_children(kind: &TypeKind) -> Vec<Child> {
         TypeKind::Tensor { elem, encoding, .. } => {
             std::iter::once(Child::Type(*elem)).chain(encoding.map(Child::Attr)).collect()
         }
-        TypeKind::Function { inputs, results } => inputs.iter().chain(results.iter()).map(|&t| Child::Type(t)).collect(),
+        TypeKind::Function { inputs, results } => {
+            inputs.iter().chain(results.iter()).map(|&t| Child::Type(t)).collect()
+        }
         TypeKind::Tuple(items) => items.iter().map(|&t| Child::Type(t)).collect(),
         _ => Vec::new(),
     }
@@ -67,7 +69,9 @@ pub fn type_children(kind: &TypeKind) -> Vec<Child> {
 /// The values directly inside an attribute.
 pub fn attr_children(attr: &Attr) -> Vec<Child> {
     match attr {
-        Attr::Int { ty, .. } | Attr::Float { ty, .. } | Attr::Type(ty) | Attr::Dense { ty, .. } => vec![Child::Type(*ty)],
+        Attr::Int { ty, .. } | Attr::Float { ty, .. } | Attr::Type(ty) | Attr::Dense { ty, .. } => {
+            vec![Child::Type(*ty)]
+        }
         Attr::Array(items) => items.iter().map(|&a| Child::Attr(a)).collect(),
         Attr::Dict(entries) => entries.iter().map(|e| Child::Attr(e.1)).collect(),
         _ => Vec::new(),

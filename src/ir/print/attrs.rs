@@ -52,10 +52,6 @@ pub fn write_loc(ctx: &Context, out: &mut dyn Write, loc: Loc) -> fmt::Result {
     Spelling::plain(ctx).loc(out, loc)
 }
 
-
-
-
-
 fn write_dialect_item(out: &mut dyn Write, sigil: char, name: &str, body: Option<&str>) -> fmt::Result {
     out.write_char(sigil)?;
     out.write_str(name)?;
@@ -64,7 +60,6 @@ fn write_dialect_item(out: &mut dyn Write, sigil: char, name: &str, body: Option
     }
     Ok(())
 }
-
 
 fn write_affine_map(out: &mut dyn Write, map: &AffineMap) -> fmt::Result {
     write!(out, "affine_map<{map}>")
@@ -76,7 +71,6 @@ fn float_kind(ctx: &Context, ty: TypeId) -> FloatKind {
         _ => FloatKind::F64,
     }
 }
-
 
 /// True if `s` can be written without quotes as a dictionary key or symbol name.
 pub fn is_bare_identifier(s: &str) -> bool {
@@ -112,7 +106,6 @@ pub fn write_string(out: &mut dyn Write, s: &str) -> fmt::Result {
     }
     out.write_char('"')
 }
-
 
 fn write_dense_nested(out: &mut dyn Write, elems: &[DenseElem], shape: &[u64], fk: FloatKind) -> fmt::Result {
     let Some((&outer, inner)) = shape.split_first() else {
@@ -182,7 +175,6 @@ fn nonfinite_bits(v: f64, kind: FloatKind) -> u64 {
         FloatKind::F16 | FloatKind::BF16 => crate::ir::float_bits::to_bits(kind, v),
     }
 }
-
 
 impl<'c> Spelling<'c> {
     /// Spelling without aliases.

@@ -8,12 +8,12 @@ mod aliases;
 mod attrs;
 mod names;
 
+pub use aliases::{Aliases, ALIAS_MIN_NODES};
+pub use attrs::Spelling;
 pub use attrs::{
     attr_to_string, format_float, is_bare_identifier, type_to_string, write_attr, write_dict, write_function_type,
     write_loc, write_result_types, write_string, write_symbol_name, write_type, write_type_list,
 };
-pub use aliases::{Aliases, ALIAS_MIN_NODES};
-pub use attrs::Spelling;
 pub use names::{is_isolated, Names, ValueName};
 
 use super::attrs::AttrId;

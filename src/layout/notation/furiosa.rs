@@ -172,18 +172,46 @@ impl FuriosaLayout {
                 return fail(format!("skewed axis '{name}'' is declared twice"));
             }
         }
+        let mut nodes = std::collections::HashMap::new();
         for (i, (name, value)) in self.aliases.iter().enumerate() {
             if self.aliases[..i].iter().any(|(b, _)| b == name) {
                 return fail(format!("alias '{name}' is defined twice"));
             }
             if let AliasValue::Mapping(e) = value {
+                nodes.insert(name.as_str(), expanded_nodes(e, &nodes)?);
                 let earlier = FuriosaLayout { aliases: self.aliases[..i].to_vec(), ..self.clone() };
                 earlier.size(e)?;
             }
         }
+        expanded_nodes(&self.mapping, &nodes)?;
         self.size(&self.mapping)?;
         Ok(())
     }
+}
+
+/// The most nodes a mapping may have with its escapes expanded: aliases that each use the previous one twice
+/// double at every step, and the mapping's meaning is computed on the expanded tree.
+pub const MAX_EXPANDED_NODES: u64 = 1 << 12;
+
+/// Nodes of `e` with its escapes expanded, given the counts of the aliases before it (an escape to a constant or
+/// to an alias not counted is one node; `validate` reports unknown aliases); an error past
+/// [`MAX_EXPANDED_NODES`].
+fn expanded_nodes(e: &Expr, aliases: &std::collections::HashMap<&str, u64>) -> Result<u64, LayoutError> {
+    let count = match e {
+        Expr::Escape(a) => aliases.get(a.as_str()).copied().unwrap_or(1),
+        Expr::Pair(l, r) => 1 + expanded_nodes(l, aliases)? + expanded_nodes(r, aliases)?,
+        Expr::Stride(i, _) | Expr::Modulo(i, _) | Expr::Resize(i, _) | Expr::Pad(i, _, _) => {
+            1 + expanded_nodes(i, aliases)?
+        }
+        Expr::Sliding(items) => {
+            1 + items.iter().map(|(x, _)| expanded_nodes(x, aliases)).sum::<Result<u64, LayoutError>>()?
+        }
+        _ => 1,
+    };
+    if count > MAX_EXPANDED_NODES {
+        return fail(format!("the mapping expands to more than {MAX_EXPANDED_NODES} nodes through its escapes"));
+    }
+    Ok(count)
 }
 
 impl fmt::Display for Operand {

@@ -50,18 +50,18 @@ fn tighter(a: Limit, b: Limit) -> Limit {
 pub fn to_core(f: &FuriosaLayout) -> Result<GeneralLayout, LayoutError> {
     let root = expand(f, &f.mapping)?;
     let size = f.size(&root)?;
-    let mut all: Vec<Expr> = Vec::new();
+    let mut all: Vec<&Expr> = Vec::new();
     collect(&root, &mut all);
-    let mut nodes: Vec<Expr> = all.into_iter().collect::<indexmap::IndexSet<Expr>>().into_iter().collect();
+    let mut nodes: Vec<&Expr> = all.into_iter().collect::<indexmap::IndexSet<&Expr>>().into_iter().collect();
     // Parents before children: a node is decoded once all its contributions are pooled.
-    nodes.sort_by_key(|e| std::cmp::Reverse(height(e)));
-    let mut pool: IndexMap<Expr, Feed> = IndexMap::new();
+    nodes.sort_by_cached_key(|e| std::cmp::Reverse(height(e)));
+    let mut pool: IndexMap<&Expr, Feed> = IndexMap::new();
     let first = Digit { stride: 1, extent: size, weight: 1 };
-    pool.insert(root.clone(), Feed { digits: vec![first], limit: None });
+    pool.insert(&root, Feed { digits: vec![first], limit: None });
     let mut axes: IndexMap<String, Feed> = IndexMap::new();
     let mut replicas: Vec<Digit> = Vec::new();
-    for node in &nodes {
-        let Feed { digits, limit } = pool.shift_remove(node).unwrap_or_default();
+    for &node in &nodes {
+        let Feed { digits, limit } = pool.swap_remove(node).unwrap_or_default();
         let digits = coalesce(digits);
         if digits.is_empty() {
             continue;
@@ -69,7 +69,7 @@ pub fn to_core(f: &FuriosaLayout) -> Result<GeneralLayout, LayoutError> {
         // A bound at or past every position the digits reach bounds nothing.
         let reach = 1 + digits.iter().map(|d| (d.extent - 1) * d.weight).sum::<u64>();
         let limit = limit.filter(|&(b, _)| b < reach);
-        let mut feed = |e: &Expr, d: Digit, limit: Limit| pool.entry(e.clone()).or_default().push(d, limit);
+        let mut feed = |e, d: Digit, limit: Limit| pool.entry(e).or_default().push(d, limit);
         match node {
             Expr::Axis(a) => {
                 let entry = axes.entry(a.clone()).or_default();
@@ -283,8 +283,8 @@ fn expand(f: &FuriosaLayout, e: &Expr) -> Result<Expr, LayoutError> {
 }
 
 /// Every subexpression (operands excluded).
-fn collect(e: &Expr, out: &mut Vec<Expr>) {
-    out.push(e.clone());
+fn collect<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+    out.push(e);
     match e {
         Expr::Pair(l, r) => {
             collect(l, out);
