@@ -11,7 +11,7 @@ use super::attrs::Spelling;
 use crate::ir::attrs::AttrId;
 use crate::ir::body::OpId;
 use crate::ir::footprint::Child as Item;
-use crate::ir::interner::FxHashMap;
+use crate::ir::interner::{FxHashMap, FxHashSet};
 use crate::ir::location::Loc;
 use crate::ir::types::TypeId;
 use crate::ir::{walk, Context};
@@ -104,7 +104,8 @@ struct Uses {
     count: FxHashMap<Item, u32>,
     /// Values in postorder: each after everything inside it.
     postorder: Vec<Item>,
-    expanded: FxHashMap<Item, ()>,
+    /// Values whose children were counted.
+    expanded: FxHashSet<Item>,
 }
 
 impl Uses {
@@ -150,13 +151,13 @@ impl Uses {
                 self.postorder.push(item);
                 continue;
             }
-            if self.expanded.insert(item, ()).is_some() {
+            if !self.expanded.insert(item) {
                 continue;
             }
             stack.push((item, true));
             for child in ctx.children(item) {
                 *self.count.entry(child).or_default() += 1;
-                if !self.expanded.contains_key(&child) {
+                if !self.expanded.contains(&child) {
                     stack.push((child, false));
                 }
             }
