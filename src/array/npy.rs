@@ -5,7 +5,6 @@
 use super::{Array, ArrayError, DType, Data};
 use half::bf16;
 use npyz::{NpyFile, Order, TypeChar, WriteOptions, WriterBuilder};
-use std::io::Read;
 
 /// The longest header read, in bytes: NumPy's own default limit (`max_header_size`), past which it refuses a file
 /// as possibly hostile.
@@ -55,28 +54,100 @@ pub fn read(bytes: &[u8]) -> Result<Array, ArrayError> {
             "the header promises {count} elements ({need} bytes) of {descr} but the file holds {have} bytes of data"
         )));
     }
-    let bad = |e: std::io::Error| err(format!("cannot read the data: {e}"));
+    let raw = &bytes[bytes.len() - data_len..];
+    let big = matches!(ts.endianness(), npyz::Endianness::Big);
+    let fortran = matches!(order, Order::Fortran);
+    let layout = Layout { shape: &shape, fortran };
+    macro_rules! numbers {
+        ($t:ty, $n:literal) => {
+            layout.decode::<$t, $n>(raw, |b| if big { <$t>::from_be_bytes(b) } else { <$t>::from_le_bytes(b) })?
+        };
+    }
     let data = match dtype {
-        DType::F32 => Data::F32(npy.into_vec().map_err(bad)?),
-        DType::F64 => Data::F64(npy.into_vec().map_err(bad)?),
-        DType::F16 => Data::F16(npy.into_vec().map_err(bad)?),
-        DType::I8 => Data::I8(npy.into_vec().map_err(bad)?),
-        DType::I32 => Data::I32(npy.into_vec().map_err(bad)?),
-        DType::I64 => Data::I64(npy.into_vec().map_err(bad)?),
-        DType::I1 => Data::I1(npy.into_vec().map_err(bad)?),
-        DType::BF16 => {
-            let mut raw = vec![0u8; need as usize];
-            npy.into_inner().read_exact(&mut raw).map_err(bad)?;
-            let big = descr.starts_with('>');
-            let bits = |c: &[u8]| if big { u16::from_be_bytes([c[0], c[1]]) } else { u16::from_le_bytes([c[0], c[1]]) };
-            Data::BF16(raw.chunks_exact(2).map(|c| bf16::from_bits(bits(c))).collect())
-        }
+        DType::F32 => Data::F32(numbers!(f32, 4)),
+        DType::F64 => Data::F64(numbers!(f64, 8)),
+        DType::F16 => Data::F16(numbers!(half::f16, 2)),
+        DType::BF16 => Data::BF16(numbers!(bf16, 2)),
+        DType::I8 => Data::I8(numbers!(i8, 1)),
+        DType::I32 => Data::I32(numbers!(i32, 4)),
+        DType::I64 => Data::I64(numbers!(i64, 8)),
+        DType::I1 => Data::I1(layout.decode::<bool, 1>(raw, |[b]| b != 0)?),
     };
-    let array = Array::new(shape.clone(), data)?;
-    Ok(match order {
-        Order::C => array,
-        Order::Fortran => from_fortran(&array)?,
-    })
+    Array::new(shape, data)
+}
+
+/// Where a file's elements go: its shape, and whether the file holds them in Fortran (column-major) order.
+struct Layout<'s> {
+    shape: &'s [u64],
+    fortran: bool,
+}
+
+/// The side of the square tiles a Fortran-order file is transposed in: both a tile's reads and its writes stay
+/// in cache.
+const TILE: usize = 64;
+
+impl Layout<'_> {
+    /// The elements of `raw` (each `N` bytes, decoded by `one`) in C order, in one fallibly allocated buffer.
+    /// Fortran order is transposed while decoding, tile by tile, with no index vector and no second copy.
+    fn decode<T: Copy + Default, const N: usize>(
+        &self,
+        raw: &[u8],
+        one: impl Fn([u8; N]) -> T,
+    ) -> Result<Vec<T>, ArrayError> {
+        let at = |i: usize| one(raw[i * N..i * N + N].try_into().expect("N bytes"));
+        let n = raw.len() / N;
+        let oom = |e: super::alloc::AllocError| err(e.to_string());
+        if !self.fortran || self.shape.len() < 2 || n == 0 {
+            return super::alloc::collect((0..n).map(at)).map_err(oom);
+        }
+        let mut out = super::alloc::filled(n, T::default()).map_err(oom)?;
+        let (shape, rank) = (self.shape, self.shape.len());
+        let (f, c) = (strides(shape.iter().copied()), strides(shape.iter().rev().copied()));
+        let c: Vec<usize> = c.into_iter().rev().collect();
+        let (rows, cols) = (shape[0] as usize, shape[rank - 1] as usize);
+        // Every coordinate of the middle axes, in C order; for each, the first and last axes are tiled.
+        let mut middle = vec![0u64; rank - 2];
+        loop {
+            let f_mid: usize = middle.iter().zip(&f[1..]).map(|(&x, s)| x as usize * s).sum();
+            let c_mid: usize = middle.iter().zip(&c[1..]).map(|(&x, s)| x as usize * s).sum();
+            for r0 in (0..rows).step_by(TILE) {
+                for k0 in (0..cols).step_by(TILE) {
+                    for k in k0..(k0 + TILE).min(cols) {
+                        for r in r0..(r0 + TILE).min(rows) {
+                            out[r * c[0] + c_mid + k] = at(r + f_mid + k * f[rank - 1]);
+                        }
+                    }
+                }
+            }
+            if !step(&mut middle, &shape[1..rank - 1]) {
+                return Ok(out);
+            }
+        }
+    }
+}
+
+/// The strides of dimensions of these extents, the first fastest.
+fn strides(extents: impl Iterator<Item = u64>) -> Vec<usize> {
+    let mut next = 1usize;
+    extents
+        .map(|e| {
+            let s = next;
+            next *= e as usize;
+            s
+        })
+        .collect()
+}
+
+/// Advances `coord` to the next coordinate of `shape` in C order; false after the last.
+fn step(coord: &mut [u64], shape: &[u64]) -> bool {
+    for k in (0..coord.len()).rev() {
+        coord[k] += 1;
+        if coord[k] < shape[k] {
+            return true;
+        }
+        coord[k] = 0;
+    }
+    false
 }
 
 /// The number of data bytes after the header (checked against the header's own length field).
@@ -144,50 +215,6 @@ fn nesting_fits(text: &[u8]) -> Result<(), ArrayError> {
     Ok(())
 }
 
-/// The C-order array with the elements of a Fortran-order (column-major) one: the Fortran offset of each C-order
-/// position, stepped like an odometer (no index vector), into a fallibly allocated buffer.
-fn from_fortran(a: &Array) -> Result<Array, ArrayError> {
-    let shape = a.shape().to_vec();
-    let mut f_strides = vec![1usize; shape.len()];
-    for k in 1..shape.len() {
-        f_strides[k] = f_strides[k - 1] * shape[k - 1] as usize;
-    }
-    let n = a.len();
-    let mut offsets = FortranOffsets { shape: &shape, strides: &f_strides, coord: vec![0; shape.len()], at: 0 };
-    let oom = |e: super::alloc::AllocError| err(e.to_string());
-    let data = crate::map_data!(a.data(), v => {
-        let mut out = super::alloc::room(n).map_err(oom)?;
-        out.extend((0..n).map(|_| v[offsets.next_offset()]));
-        out
-    });
-    Ok(Array::new(shape, data).expect("same count"))
-}
-
-/// The Fortran-order offsets of the cells of `shape` in C order.
-struct FortranOffsets<'s> {
-    shape: &'s [u64],
-    strides: &'s [usize],
-    coord: Vec<u64>,
-    at: usize,
-}
-
-impl FortranOffsets<'_> {
-    /// The current cell's offset, then a step to the next cell in C order.
-    fn next_offset(&mut self) -> usize {
-        let now = self.at;
-        for k in (0..self.shape.len()).rev() {
-            self.coord[k] += 1;
-            self.at += self.strides[k];
-            if self.coord[k] < self.shape[k] {
-                break;
-            }
-            self.at -= self.strides[k] * self.coord[k] as usize;
-            self.coord[k] = 0;
-        }
-        now
-    }
-}
-
 /// The bytes of `a` as a C-order `.npy` file.
 pub fn write(a: &Array) -> Result<Vec<u8>, ArrayError> {
     let mut out = Vec::with_capacity(a.len() * a.dtype().size() + 128);
@@ -225,6 +252,33 @@ pub fn write(a: &Array) -> Result<Vec<u8>, ArrayError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fortran_order_is_transposed_across_tile_edges() {
+        // Shapes whose first and last extents are not multiples of the tile, with and without middle axes, and
+        // big-endian values; cell (i, ..., k) holds its own C-order index.
+        for shape in [vec![70usize, 130], vec![130, 3, 70], vec![65, 2, 2, 129], vec![1, 200], vec![200, 1]] {
+            let n: usize = shape.iter().product();
+            let mut f_strides = vec![1usize; shape.len()];
+            for k in 1..shape.len() {
+                f_strides[k] = f_strides[k - 1] * shape[k - 1];
+            }
+            let mut file = vec![0i32; n];
+            for c in 0..n {
+                let (mut rest, mut f) = (c, 0);
+                for k in (0..shape.len()).rev() {
+                    f += rest % shape[k] * f_strides[k];
+                    rest /= shape[k];
+                }
+                file[f] = c as i32;
+            }
+            let bytes: Vec<u8> = file.iter().flat_map(|v| v.to_be_bytes()).collect();
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            let header = format!("{{'descr': '>i4', 'fortran_order': True, 'shape': ({},), }}", dims.join(", "));
+            let a = read(&with_header(&header, &bytes)).unwrap();
+            assert_eq!(a.to_f64(), (0..n).map(|c| c as f64).collect::<Vec<_>>(), "shape {shape:?}");
+        }
+    }
 
     #[test]
     fn fortran_order_files_are_read_in_c_order() {
