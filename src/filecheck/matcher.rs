@@ -7,6 +7,7 @@ use super::directive::CheckString;
 use super::pattern::CheckKind;
 use super::report::{Reporter, Who};
 use super::vars::Context;
+use std::collections::BTreeSet;
 
 /// Options that steer matching.
 #[derive(Clone, Copy, Debug, Default)]
@@ -195,7 +196,7 @@ impl Matcher<'_, '_> {
     /// end of the furthest match of the last group.
     fn check_dag(&mut self, cs: &CheckString, buf: Range, nots: &mut Vec<usize>) -> Option<usize> {
         let mut start = buf.0;
-        let mut ranges: Vec<Range> = Vec::new();
+        let mut ranges: BTreeSet<Range> = BTreeSet::new();
         for (idx, dn) in cs.dag_not.iter().enumerate() {
             if dn.pat.ty.kind == CheckKind::Not {
                 nots.push(idx);
@@ -211,7 +212,8 @@ impl Matcher<'_, '_> {
                 continue;
             }
             if !nots.is_empty() {
-                if self.check_not(cs, (start, ranges[0].0), nots) {
+                let first = ranges.first().map_or(start, |r| r.0);
+                if self.check_not(cs, (start, first), nots) {
                     return None;
                 }
                 nots.clear();
@@ -223,12 +225,18 @@ impl Matcher<'_, '_> {
     }
 
     /// Finds a match of DAG pattern `idx` in `search` that does not overlap the group's earlier
-    /// matches (kept sorted in `ranges`), and records it.
-    fn match_dag(&mut self, idx: usize, cs: &CheckString, search: Range, ranges: &mut Vec<Range>) -> Option<Range> {
+    /// matches (kept in `ranges`, sorted and disjoint), and records it. Each overlap test is a search of the set,
+    /// so a group of many DAG lines is not quadratic in them.
+    fn match_dag(
+        &mut self,
+        idx: usize,
+        cs: &CheckString,
+        search: Range,
+        ranges: &mut BTreeSet<Range>,
+    ) -> Option<Range> {
         let dn = &cs.dag_not[idx];
         let w = Who { prefix: &dn.prefix, loc: dn.pat.loc, pat: &dn.pat };
         let mut from = search.0;
-        let mut mi = 0;
         loop {
             let s = (from, search.1);
             let res = dn.pat.matches(self.input, s, self.ctx);
@@ -238,29 +246,25 @@ impl Matcher<'_, '_> {
             let m = res.ok()?;
             let r = (s.0 + m.pos, s.0 + m.pos + m.len);
             if self.opts.allow_dag_overlap {
-                match ranges.first_mut() {
-                    None => ranges.push(r),
-                    Some(block) => *block = (block.0.min(r.0), block.1.max(r.1)),
-                }
+                let block = ranges.pop_first().map_or(r, |b| (b.0.min(r.0), b.1.max(r.1)));
+                ranges.insert(block);
                 return Some(r);
             }
-            let mut overlap = false;
-            while mi < ranges.len() {
-                if r.0 < ranges[mi].1 {
-                    overlap = ranges[mi].0 < r.1;
-                    break;
+            // The earliest recorded match that ends after this one starts: the only one it can overlap first.
+            let containing = ranges.range(..=(r.0, usize::MAX)).next_back().filter(|q| q.1 > r.0);
+            let next = containing.or_else(|| ranges.range((r.0 + 1, 0)..).next()).copied();
+            match next {
+                Some(q) if q.0 < r.1 => {
+                    if self.rep.very_verbose() {
+                        self.rep.discarded(q);
+                    }
+                    from = q.1;
                 }
-                mi += 1;
+                _ => {
+                    ranges.insert(r);
+                    return Some(r);
+                }
             }
-            if !overlap {
-                ranges.insert(mi, r);
-                return Some(r);
-            }
-            if self.rep.very_verbose() {
-                self.rep.discarded(ranges[mi]);
-            }
-            from = ranges[mi].1;
-            mi += 1;
         }
     }
 }
