@@ -181,14 +181,36 @@ impl Matcher<'_, '_> {
     /// LLVM's `CheckNot`: none of the NOT patterns (indices into `cs.dag_not`) may match in
     /// `region`. Returns whether any did.
     fn check_not(&mut self, cs: &CheckString, region: Range, nots: &[usize]) -> bool {
+        let absent = self.absent_literals(cs, region, nots);
         let mut failed = false;
-        for &idx in nots {
+        for &idx in nots.iter().filter(|i| !absent.contains(i)) {
             let dn = &cs.dag_not[idx];
             let res = dn.pat.matches(self.input, region, self.ctx);
             let w = Who { prefix: &dn.prefix, loc: dn.pat.loc, pat: &dn.pat };
             failed |= self.rep.report(false, &w, 1, region, &res, self.ctx);
         }
         failed
+    }
+
+    /// The NOT patterns of `nots` that are plain literals and do not occur in `region`, found in one pass per
+    /// literal length (searching for each would be quadratic when thousands of NOT lines guard a long gap). Not
+    /// finding an excluded pattern prints nothing unless `-vv`, so skipping them changes no output; with `-vv`
+    /// every pattern is searched and reported.
+    fn absent_literals(&self, cs: &CheckString, region: Range, nots: &[usize]) -> BTreeSet<usize> {
+        let literals: Vec<(usize, &[u8], bool)> =
+            nots.iter().filter_map(|&i| cs.dag_not[i].pat.literal().map(|(text, icase)| (i, text, icase))).collect();
+        if self.rep.very_verbose() || literals.len() < 2 {
+            return BTreeSet::new();
+        }
+        let hay = &self.input[region.0..region.1];
+        let mut absent = BTreeSet::new();
+        for icase in [false, true] {
+            let group: Vec<&(usize, &[u8], bool)> = literals.iter().filter(|l| l.2 == icase).collect();
+            let texts: Vec<&[u8]> = group.iter().map(|l| l.1).collect();
+            let found = super::literals::occurring(hay, &texts, icase);
+            absent.extend(group.iter().zip(found).filter(|(_, f)| !f).map(|(l, _)| l.0));
+        }
+        absent
     }
 
     /// LLVM's `CheckDag`: matches the CHECK-DAG groups preceding directive `cs`, checking the

@@ -52,6 +52,7 @@
 
 mod directive;
 mod expr;
+mod literals;
 mod matcher;
 mod options;
 mod pattern;

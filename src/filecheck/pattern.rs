@@ -200,6 +200,13 @@ impl Pattern {
         }
     }
 
+    /// The literal text a plain pattern matches (neither a regex nor a variable nor `CHECK-EMPTY`/EOF), and
+    /// whether it matches ignoring ASCII case.
+    pub fn literal(&self) -> Option<(&[u8], bool)> {
+        let plain = !self.fixed.is_empty() && self.ty.kind != CheckKind::Eof;
+        plain.then_some((&self.fixed[..], self.ignore_case))
+    }
+
     /// The fixed string and regex lengths, bounding the fuzzy search cost.
     pub fn text_sizes(&self) -> (usize, usize) {
         (self.fixed.len(), self.regex.len())

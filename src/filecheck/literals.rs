@@ -1,0 +1,72 @@
+//! Which of many literal strings occur in a text: one rolling-hash pass (Rabin-Karp) per distinct length, so
+//! thousands of `CHECK-NOT` lines guarding one gap cost a pass per length instead of a search per line.
+
+use std::collections::{BTreeMap, HashMap};
+
+/// The multiplier of the rolling hash (odd, so that it is invertible modulo 2^64).
+const BASE: u64 = 0x100_0000_01b3;
+
+/// For each of `literals` (non-empty), whether it occurs in `hay`; with `icase`, ignoring ASCII case.
+pub(crate) fn occurring(hay: &[u8], literals: &[&[u8]], icase: bool) -> Vec<bool> {
+    let fold = |b: u8| if icase { b.to_ascii_lowercase() } else { b };
+    let hash = |bytes: &[u8]| bytes.iter().fold(0u64, |h, &b| h.wrapping_mul(BASE).wrapping_add(fold(b) as u64));
+    // Length -> hash -> the literals of that length and hash.
+    let mut tables: BTreeMap<usize, HashMap<u64, Vec<usize>>> = BTreeMap::new();
+    for (i, lit) in literals.iter().enumerate() {
+        tables.entry(lit.len()).or_default().entry(hash(lit)).or_default().push(i);
+    }
+    let mut found = vec![false; literals.len()];
+    for (&len, table) in tables.iter().filter(|(&len, _)| (1..=hay.len()).contains(&len)) {
+        // BASE^(len - 1): what the byte leaving the window contributes.
+        let top = (1..len).fold(1u64, |p, _| p.wrapping_mul(BASE));
+        let mut h = hash(&hay[..len]);
+        for start in 0..=hay.len() - len {
+            if start > 0 {
+                let (out, inn) = (fold(hay[start - 1]) as u64, fold(hay[start + len - 1]) as u64);
+                h = h.wrapping_sub(out.wrapping_mul(top)).wrapping_mul(BASE).wrapping_add(inn);
+            }
+            let Some(candidates) = table.get(&h) else { continue };
+            let window = &hay[start..start + len];
+            for &i in candidates {
+                if !found[i] && window.iter().zip(literals[i]).all(|(&a, &b)| fold(a) == fold(b)) {
+                    found[i] = true;
+                }
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::occurring;
+
+    #[test]
+    fn finds_exactly_the_literals_that_occur() {
+        let hay = b"the Quick brown fox\njumps over";
+        let lits: [&[u8]; 6] = [b"quick", b"Quick", b"fox\nj", b"over", b"overs", b"x"];
+        assert_eq!(occurring(hay, &lits, false), [false, true, true, true, false, true]);
+        assert_eq!(occurring(hay, &lits, true), [true, true, true, true, false, true]);
+        assert_eq!(occurring(b"ab", &[b"abc"], false), [false]);
+    }
+
+    #[test]
+    fn agrees_with_a_plain_search() {
+        let mut seed = 11u64;
+        let mut next = |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        for _ in 0..300 {
+            let hay: Vec<u8> = (0..next(60)).map(|_| b"abAB"[next(4) as usize]).collect();
+            let lits: Vec<Vec<u8>> =
+                (0..next(8) + 1).map(|_| (0..next(4) + 1).map(|_| b"abAB"[next(4) as usize]).collect()).collect();
+            let refs: Vec<&[u8]> = lits.iter().map(|l| &l[..]).collect();
+            for icase in [false, true] {
+                let matches = |w: &[u8], l: &[u8]| if icase { w.eq_ignore_ascii_case(l) } else { w == l };
+                let want: Vec<bool> = refs.iter().map(|l| hay.windows(l.len()).any(|w| matches(w, l))).collect();
+                assert_eq!(occurring(&hay, &refs, icase), want, "{hay:?} {refs:?} {icase}");
+            }
+        }
+    }
+}
