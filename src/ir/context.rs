@@ -217,8 +217,8 @@ impl Interners {
         if let Some(id) = self.types.lookup(&kind) {
             return id;
         }
-        let print = footprint::of_node(footprint::type_children(&kind), |c| self.footprint(c), Own::default());
-        self.footprints.types.push(print);
+        let shape = footprint::of_node(footprint::type_children(&kind), |c| self.footprint(c), Own::default());
+        self.footprints.types.push(shape);
         self.types.intern(kind)
     }
 
@@ -300,8 +300,8 @@ impl Interners {
         if let Some(id) = self.attrs.lookup(&attr) {
             return id;
         }
-        let print = footprint::of_node(footprint::attr_children(&attr), |c| self.footprint(c), Own::attr(&attr));
-        self.footprints.attrs.push(print);
+        let shape = footprint::of_node(footprint::attr_children(&attr), |c| self.footprint(c), Own::attr(&attr));
+        self.footprints.attrs.push(shape);
         self.attrs.intern(attr)
     }
 
@@ -368,8 +368,8 @@ impl Interners {
         if let Some(id) = self.locs.lookup(&data) {
             return Loc::Id(id);
         }
-        let print = footprint::of_node(footprint::loc_children(&data), |c| self.footprint(c), Own::loc(&data));
-        self.footprints.locs.push(print);
+        let shape = footprint::of_node(footprint::loc_children(&data), |c| self.footprint(c), Own::loc(&data));
+        self.footprints.locs.push(shape);
         Loc::Id(self.locs.intern(data))
     }
 
