@@ -117,6 +117,9 @@ fn cases() -> Vec<Case> {
         products += &format!("  %a{i} = layout.logical_product %a{}, %a{}\n", i - 1, i - 1);
     }
     products += "  func.return %a24 : !layout.layout\n}\n";
+    let mut folds = String::from("%y0 = layout.constant #layout.cute<2:1>\n%n = layout.constant #layout.cute<1:1>\n");
+    (1..=300).for_each(|i| folds += &format!("%y{i} = layout.logical_product %y{}, %n\n", i - 1));
+    folds += "\"test.u\"(%y300) : (!layout.layout) -> ()\n";
     let cute =
         format!("%x = \"t.op\"() {{l = #layout.cute<{}4{}:1>}} : () -> ()\n", "(".repeat(60_000), ")".repeat(60_000));
     let tuples = format!("%x = \"t.op\"() : () -> {}i32{}\n", "tuple<".repeat(100_000), ">".repeat(100_000));
@@ -228,6 +231,27 @@ fn cases() -> Vec<Case> {
             format!("// CHECK: {}\n", (0..35_000).map(|i| format!("[[V{i}:a]]")).collect::<String>()),
             format!("{}\n", "a".repeat(35_000)),
             Expect::Error("error: after substitution: regex is too large (more than 16384 atoms)"),
+        ),
+        filecheck(
+            "{{(ab)+c}} on a line of 100k bytes",
+            "// CHECK: {{(ab)+c}}\n".into(),
+            format!("{}c\n", "ab".repeat(50_000)),
+            Expect::Success,
+        ),
+        filecheck(
+            "a back-reference over 200k bytes",
+            "// CHECK: {{(a*)\\1b}}\n".into(),
+            format!("{}b\n", "a".repeat(200_000)),
+            Expect::Error("check.txt:1:11: error: matching this regex"),
+        ),
+        filecheck(
+            "300 CHECK-NOT literals of different lengths over 1 MB",
+            format!(
+                "// CHECK: start\n{}// CHECK: end\n",
+                (1..=300).map(|k| format!("// CHECK-NOT: {}\n", "x".repeat(k))).collect::<String>()
+            ),
+            format!("start\n{}end\n", format!("{}\n", "a".repeat(1000)).repeat(1000)),
+            Expect::Success,
         ),
         filecheck(
             "20k CHECK-DAG lines",
@@ -396,6 +420,13 @@ fn cases() -> Vec<Case> {
             expect: Expect::Error(
                 "products.tap:15:3: error: 'layout.logical_product' op logical_product of layouts with 8192 modes",
             ),
+        },
+        Case {
+            name: "300 logical_products that each nest one level deeper, canonicalized",
+            tool: env!("CARGO_BIN_EXE_tap-opt"),
+            files: vec![("folds.tap", folds.into_bytes())],
+            args: ["folds.tap", "--allow-unregistered-dialect", "--canonicalize"].map(String::from).to_vec(),
+            expect: Expect::Error("folds.tap:67:1: error: 'layout.logical_product' op logical_product makes a layout nested 65 levels deep"),
         },
         Case {
             name: "an affine expression of 30k terms without brackets",

@@ -514,10 +514,12 @@ impl Pattern {
                 return Ok(re.clone());
             }
         }
-        // The check file's regexes were checked when it was read; what substitution adds is escaped text, which
-        // can still pass the size limits.
-        let re = PosixRegex::new(&text, self.ignore_case)
-            .map_err(|e| MatchError::Errors(vec![ErrorDiag::new(self.loc, format!("after substitution: {e}"))]))?;
+        // A regex that substitution made invalid (an empty value where a subexpression was) does not match, as
+        // in LLVM; one that substitution made too large is an error.
+        let re = PosixRegex::new(&text, self.ignore_case).map_err(|e| match e.starts_with(regex_posix::TOO_LARGE) {
+            true => MatchError::Errors(vec![ErrorDiag::new(self.loc, format!("after substitution: {e}"))]),
+            false => MatchError::NotFound,
+        })?;
         let re = Rc::new(re);
         *last = Some((text, re.clone()));
         Ok(re)

@@ -11,7 +11,7 @@
 //!
 //! Regexes with back-references (FileCheck emits them when a variable is used on the line that
 //! defines it) are matched by an exhaustive backtracking search for the longest end; it is capped
-//! by a step and depth budget, beyond which the longest match found so far is used.
+//! by a step and depth budget ([`BACKTRACK_STEPS`], [`BACKTRACK_DEPTH`]), beyond which the search is an error.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -45,7 +45,11 @@ impl PosixRegex {
         while at <= hay.len() {
             let start = match &self.prefilter {
                 Some(re) => match re.find_at(hay, at) {
-                    Some(m) => m.start(),
+                    Some(m) => {
+                        // The prefilter's scan counts toward the search's steps, one per byte.
+                        engine.work += m.end() - at;
+                        m.start()
+                    }
                     None => return Ok(None),
                 },
                 None => at,
@@ -53,6 +57,11 @@ impl PosixRegex {
             let caps = engine.match_at(start);
             if engine.work > MAX_MATCH_WORK {
                 return Err(format!("matching this regex takes more than {MAX_MATCH_WORK} steps"));
+            }
+            if engine.backtrack_exhausted {
+                return Err(format!(
+                    "matching this regex with back-references takes more than {BACKTRACK_STEPS} steps or backtracks deeper than {BACKTRACK_DEPTH} atoms"
+                ));
             }
             if caps.is_some() {
                 return Ok(caps);
@@ -122,7 +131,20 @@ impl Ivs {
         Ivs::from_intervals(self.0.iter().chain(&other.0).copied().collect())
     }
 
+    /// Adds `other` in place; when it lies wholly after this set (a repetition's frontier moving forward) that
+    /// is an append, not a merge of both.
+    fn absorb(&mut self, other: Ivs) {
+        match (self.0.last(), other.0.first()) {
+            (Some(&(_, hi)), Some(&(lo, _))) if lo > hi + 1 => self.0.extend(other.0),
+            (None, _) => *self = other,
+            _ => *self = self.union(&other),
+        }
+    }
+
     fn minus(&self, other: &Ivs) -> Ivs {
+        if other.0.last().is_none_or(|&(_, hi)| self.0.first().is_some_and(|&(lo, _)| lo > hi)) {
+            return self.clone();
+        }
         let mut out = Vec::new();
         for &(lo, hi) in &self.0 {
             let mut cur = lo;
@@ -156,17 +178,32 @@ struct Engine<'a> {
     run_end: HashMap<(NodeId, usize), usize>,
     /// Steps taken; past [`MAX_MATCH_WORK`] every step gives the empty set, and `find` reports it.
     work: usize,
+    /// Whether a backtracking search passed [`BACKTRACK_STEPS`] or [`BACKTRACK_DEPTH`] (its result is then
+    /// incomplete, and `find` reports it).
+    backtrack_exhausted: bool,
 }
 
 impl<'a> Engine<'a> {
     fn new(ere: &'a Ere, hay: &'a [u8]) -> Self {
-        Engine { ere, hay, memo: HashMap::new(), seq_memo: HashMap::new(), run_end: HashMap::new(), work: 0 }
+        Engine {
+            ere,
+            hay,
+            memo: HashMap::new(),
+            seq_memo: HashMap::new(),
+            run_end: HashMap::new(),
+            work: 0,
+            backtrack_exhausted: false,
+        }
     }
 
     /// The longest match starting exactly at `start`, with captures.
     fn match_at(&mut self, start: usize) -> Option<Captures> {
         if self.ere.has_backrefs {
-            return Backtracker::new(self.ere, self.hay).longest_at(start);
+            let backtracker = Backtracker::new(self.ere, self.hay);
+            let found = backtracker.longest_at(start);
+            self.backtrack_exhausted |= backtracker.exhausted();
+            self.work += backtracker.steps.get() as usize;
+            return found;
         }
         let end = self.ends(self.ere.root, start).max()?;
         let mut caps = vec![None; self.ere.ngroups + 1];
@@ -265,12 +302,26 @@ impl<'a> Engine<'a> {
         }
         let mut result = frontier.clone();
         let mut k = min;
-        while !frontier.is_empty() && max.is_none_or(|m| k < m) {
+        while !frontier.is_empty() && max.is_none_or(|m| k < m) && self.work <= MAX_MATCH_WORK {
             frontier = self.step(inner, &frontier).minus(&result);
-            result = result.union(&frontier);
+            self.work += frontier.0.len();
+            result.absorb(frontier.clone());
             k += 1;
         }
         result
+    }
+
+    /// For each position `q` of `[a, b]`, whether `inner*` started at `q` can end exactly at `b`, computed from `b`
+    /// down (each position once, from the memoized ends of `inner`): asking the question afresh at every
+    /// iteration of a repetition made its dissection quadratic in the matched length.
+    fn star_finishes(&mut self, inner: NodeId, a: usize, b: usize) -> Vec<bool> {
+        let mut table = vec![false; b - a + 1];
+        table[b - a] = true;
+        for q in (a..b).rev() {
+            let ends = self.ends(inner, q);
+            table[q - a] = ends.positions().any(|e| e > q && e <= b && table[e - a]);
+        }
+        table
     }
 
     /// Fast path for a repeated byte set, using cached run lengths.
@@ -357,12 +408,22 @@ impl<'a> Engine<'a> {
     fn dissect_rep(&mut self, inner: NodeId, min: u32, max: Option<u32>, a: usize, b: usize, caps: &mut Captures) {
         let mut p = a;
         let mut count = 0u32;
+        // Built the first time the rest is `inner*`, for the positions from where `p` is then.
+        let mut finishes: Option<(usize, Vec<bool>)> = None;
         while !(p == b && count >= min) && max != Some(count) {
             let rmin = min.saturating_sub(count + 1);
             let rmax = max.map(|m| m - count - 1);
             let cands = self.ends(inner, p);
             let chosen = cands.positions().rev().find(|&m| {
-                m <= b && (m > p || count < min) && self.step_repeat(inner, rmin, rmax, &Ivs::one(m)).contains(b)
+                if m > b || (m <= p && count >= min) {
+                    return false;
+                }
+                if rmin == 0 && rmax.is_none() {
+                    // The rest is `inner*`: whether it can end at `b` from `m`, from one table for all `m`.
+                    let (base, table) = finishes.get_or_insert_with(|| (p, self.star_finishes(inner, p, b)));
+                    return table[m - *base];
+                }
+                self.step_repeat(inner, rmin, rmax, &Ivs::one(m)).contains(b)
             });
             let Some(m) = chosen else { return };
             self.dissect(inner, p, m, caps);
@@ -372,8 +433,11 @@ impl<'a> Engine<'a> {
     }
 }
 
-const STEP_LIMIT: u64 = 5_000_000;
-const DEPTH_LIMIT: usize = 20_000;
+/// The most steps a backtracking search (a regex with back-references) may take.
+pub const BACKTRACK_STEPS: u64 = 5_000_000;
+
+/// The deepest a backtracking search may nest: it recurses once per atom it matches, so this bounds its stack.
+pub const BACKTRACK_DEPTH: usize = 2_000;
 
 /// Exhaustive backtracking for regexes with back-references.
 struct Backtracker<'a> {
@@ -405,7 +469,7 @@ impl<'a> Backtracker<'a> {
     }
 
     fn exhausted(&self) -> bool {
-        self.steps.get() > STEP_LIMIT || self.depth.get() > DEPTH_LIMIT
+        self.steps.get() > BACKTRACK_STEPS || self.depth.get() > BACKTRACK_DEPTH
     }
 
     fn walk(&self, id: NodeId, pos: usize, caps: &mut Captures, k: Cont<'_>) {
@@ -451,6 +515,8 @@ impl<'a> Backtracker<'a> {
             Node::Backref(n) => {
                 let Some((a, b)) = caps[*n] else { return };
                 let len = b - a;
+                // Comparing the text costs a step per byte.
+                self.steps.set(self.steps.get() + len as u64);
                 if hay.len() >= pos + len && hay[pos..pos + len] == hay[a..b] {
                     k(pos + len, caps);
                 }

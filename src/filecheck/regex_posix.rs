@@ -157,6 +157,10 @@ pub const MAX_REGEX_NESTING: usize = 256;
 /// matcher keeps end positions per node and position.
 pub const MAX_REGEX_NODES: usize = 1 << 14;
 
+/// How the error for a regex past [`MAX_REGEX_NODES`] starts (the one limit that substituting variables can
+/// reach, which a matcher tells apart from a regex that is merely invalid).
+pub(crate) const TOO_LARGE: &str = "regex is too large";
+
 /// Parses `pat` as an LLVM POSIX ERE. `icase` folds ASCII case; the `REG_NEWLINE` semantics are
 /// always on. Errors are Spencer's `regerror` strings (or a lint explanation).
 pub(crate) fn parse(pat: &[u8], icase: bool, mode: ParseMode) -> Result<Ere, String> {
@@ -230,7 +234,7 @@ impl Parser<'_> {
     /// An error once the regex has more than [`MAX_REGEX_NODES`] nodes.
     fn check_size(&self) -> Result<(), String> {
         if self.nodes.len() > MAX_REGEX_NODES {
-            return Err(format!("regex is too large (more than {MAX_REGEX_NODES} atoms)"));
+            return Err(format!("{TOO_LARGE} (more than {MAX_REGEX_NODES} atoms)"));
         }
         Ok(())
     }

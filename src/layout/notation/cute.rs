@@ -29,6 +29,14 @@ impl IntTuple {
         }
     }
 
+    /// Levels of tuples: 0 for an integer.
+    pub fn depth(&self) -> usize {
+        match self {
+            IntTuple::Int(_) => 0,
+            IntTuple::Tuple(items) => 1 + items.iter().map(IntTuple::depth).max().unwrap_or(0),
+        }
+    }
+
     /// The product of the leaves.
     pub fn product(&self) -> i64 {
         match self {

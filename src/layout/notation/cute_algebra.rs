@@ -42,7 +42,7 @@ pub fn filter(l: &CuteLayout) -> CuteLayout {
 /// divides, and the modes of `B` never add up to a carry inside a mode of `A`.
 pub fn composition(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, LayoutError> {
     let (shape, stride) = compose_parts(a, &[b], || b.to_string())?.pop().unwrap();
-    Ok(CuteLayout { shape, stride })
+    shallow(CuteLayout { shape, stride }, "composition")
 }
 
 /// `A ∘ (B0, B1, ...)` mode by mode, without building the tuple `(B0, B1, ...)`; `name` names it in errors.
@@ -223,7 +223,7 @@ pub fn logical_divide(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, Layo
     let c = complement(b, a.size())?;
     let parts = compose_parts(a, &[b, &c], || format!("({b},{c})"))?;
     let (shapes, strides) = parts.into_iter().unzip();
-    Ok(CuteLayout { shape: IntTuple::Tuple(shapes), stride: IntTuple::Tuple(strides) })
+    shallow(CuteLayout { shape: IntTuple::Tuple(shapes), stride: IntTuple::Tuple(strides) }, "logical_divide")
 }
 
 /// The most modes (leaves) a layout the algebra makes may have: a product of size-1 layouts keeps its size but
@@ -242,5 +242,20 @@ pub fn logical_product(a: &CuteLayout, b: &CuteLayout) -> Result<CuteLayout, Lay
             "logical_product of layouts with {modes} modes together, more than the {MAX_MODES} allowed"
         ));
     }
-    Ok(CuteLayout::concat(vec![a.clone(), composed]))
+    shallow(CuteLayout::concat(vec![a.clone(), composed]), "logical_product")
+}
+
+/// The deepest nesting a layout the algebra makes may have: each product, division or composition can add a
+/// level, and the textual IR reads at most 256 levels of brackets (the op and attribute around it included), so a
+/// deeper fold could not be read back.
+pub const MAX_DEPTH: usize = 64;
+
+/// `l`, unless it nests deeper than [`MAX_DEPTH`].
+fn shallow(l: CuteLayout, op: &str) -> Result<CuteLayout, LayoutError> {
+    match l.shape.depth() {
+        d if d > MAX_DEPTH => {
+            fail(format!("{op} makes a layout nested {d} levels deep, more than the {MAX_DEPTH} allowed"))
+        }
+        _ => Ok(l),
+    }
 }
