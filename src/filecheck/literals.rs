@@ -67,26 +67,20 @@ mod tests {
         assert_eq!(occurring(b"ab", &[&b"abc"[..]; 16], false), [false; 16]);
     }
 
-    #[test]
-    fn agrees_with_a_plain_search() {
-        let mut seed = 11u64;
-        let mut next = |n: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
-        for _ in 0..300 {
-            let hay: Vec<u8> = (0..next(60)).map(|_| b"abAB"[next(4) as usize]).collect();
-            let lits: Vec<Vec<u8>> =
-                (0..next(40) + 1).map(|_| (0..next(3) + 1).map(|_| b"abAB"[next(4) as usize]).collect()).collect();
+    proptest::proptest! {
+        #[test]
+        fn agrees_with_a_plain_search(
+            hay in proptest::collection::vec(proptest::sample::select(b"abAB".to_vec()), 0..60),
+            lits in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(b"abAB".to_vec()), 1..4), 1..40),
+            icase in proptest::bool::ANY,
+        ) {
             let refs: Vec<&[u8]> = lits.iter().map(|l| &l[..]).collect();
-            for icase in [false, true] {
-                let matches = |w: &[u8], l: &[u8]| if icase { w.eq_ignore_ascii_case(l) } else { w == l };
-                let got = occurring(&hay, &refs, icase);
-                for (l, may) in refs.iter().zip(got) {
-                    let present = hay.windows(l.len()).any(|w| matches(w, l));
-                    let passed = refs.iter().filter(|m| m.len() == l.len()).count() >= super::MIN_PER_PASS;
-                    assert_eq!(may, present || !passed, "{hay:?} {l:?} {icase}");
-                }
+            let matches = |w: &[u8], l: &[u8]| if icase { w.eq_ignore_ascii_case(l) } else { w == l };
+            for (l, may) in refs.iter().zip(occurring(&hay, &refs, icase)) {
+                let present = hay.windows(l.len()).any(|w| matches(w, l));
+                let passed = refs.iter().filter(|m| m.len() == l.len()).count() >= super::MIN_PER_PASS;
+                proptest::prop_assert_eq!(may, present || !passed);
             }
         }
     }

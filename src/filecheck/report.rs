@@ -639,21 +639,14 @@ mod tests {
         row[b.len()]
     }
 
-    #[test]
-    fn banded_distance_agrees_below_the_bound() {
-        let mut seed = 7u64;
-        let mut next = |n: u64| {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
-        for _ in 0..3000 {
-            let word = |next: &mut dyn FnMut(u64) -> u64| -> Vec<u8> {
-                let len = next(24) as usize;
-                (0..len).map(|_| b"abc"[next(3) as usize]).collect()
-            };
-            let (a, b) = (word(&mut next), word(&mut next));
-            let bound = 1 + next(12) as usize;
-            assert_eq!(edit_distance_below(&a, &b, bound), edit_distance(&a, &b).min(bound), "{a:?} {b:?} {bound}");
+    proptest::proptest! {
+        #[test]
+        fn banded_distance_agrees_below_the_bound(
+            a in proptest::collection::vec(0u8..3, 0..24),
+            b in proptest::collection::vec(0u8..3, 0..24),
+            bound in 1usize..13,
+        ) {
+            proptest::prop_assert_eq!(edit_distance_below(&a, &b, bound), edit_distance(&a, &b).min(bound));
         }
     }
 
