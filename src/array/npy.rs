@@ -174,12 +174,25 @@ fn shape_fits(header: &str) -> Result<(), ArrayError> {
     let rest = &header[at..];
     let (Some(open), Some(close)) = (rest.find('('), rest.find(')')) else { return Ok(()) };
     let Some(dims) = rest.get(open + 1..close) else { return Ok(()) };
-    let extents: Option<Vec<u64>> =
-        dims.split(',').map(str::trim).filter(|d| !d.is_empty()).map(|d| d.parse().ok()).collect();
+    let extents: Option<Vec<u64>> = dims.split(',').map(str::trim).filter(|d| !d.is_empty()).map(python_int).collect();
     match extents {
         Some(e) if !super::fits(&e, 1) => Err(err(format!("the shape ({dims}) is too large for any array"))),
         _ => Ok(()),
     }
+}
+
+/// A non-negative Python integer literal as a header may spell it: decimal, `0x`, `0o` or `0b`, with `_`
+/// between digits.
+fn python_int(text: &str) -> Option<u64> {
+    let digits = text.replace('_', "");
+    let lower = digits.to_ascii_lowercase();
+    let (radix, body) = match lower.get(..2) {
+        Some("0x") => (16, &lower[2..]),
+        Some("0o") => (8, &lower[2..]),
+        Some("0b") => (2, &lower[2..]),
+        _ => (10, &lower[..]),
+    };
+    u64::from_str_radix(body, radix).ok()
 }
 
 /// A version-1 `.npy` file with this header dictionary (padded as NumPy pads it) and these data bytes, written
@@ -252,6 +265,16 @@ pub fn write(a: &Array) -> Result<Vec<u8>, ArrayError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shape_too_large_is_refused_however_it_is_spelled() {
+        for dims in ["0, 4294967296, 4294967296", "0, 0x100000000, 0x1_0000_0000", "0, 0o40000000000, 0b1"] {
+            let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({dims}), }}");
+            let message = read(&with_header(&header, &[])).err().map(|e| e.to_string()).unwrap_or_default();
+            let large = !dims.ends_with("0b1");
+            assert_eq!(message.contains("too large for any array"), large, "{dims}: {message}");
+        }
+    }
 
     #[test]
     fn fortran_order_is_transposed_across_tile_edges() {
