@@ -54,6 +54,12 @@ fn alias_chain(first: &str, line: impl Fn(usize) -> String, last: &str) -> Vec<u
     (text + last).into_bytes()
 }
 
+/// A case of tap-opt on one file: its name and text, the options after the file name, and the outcome.
+fn opt(name: &'static str, (file, text): (&'static str, Vec<u8>), options: &[&str], expect: Expect) -> Case {
+    let args = std::iter::once(file).chain(options.iter().copied()).map(String::from).collect();
+    Case { name, tool: env!("CARGO_BIN_EXE_tap-opt"), files: vec![(file, text)], args, expect }
+}
+
 fn cases() -> Vec<Case> {
     let mut bad_utf8 = b"teg.graph @g {\n  %x = teg.source @x ".to_vec();
     bad_utf8.extend([0xff, 0xfe]);
@@ -270,124 +276,22 @@ fn cases() -> Vec<Case> {
         ),
     ];
     vec![
-        Case {
-            name: "100k chained type aliases",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("types.tap", type_chain)],
-            args: ["types.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("types.tap:257:1: error: alias nests 257 levels deep (at most 256)"),
-        },
-        Case {
-            name: "100k chained attribute aliases (dictionaries of arrays)",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("attrs.tap", attr_chain)],
-            args: ["attrs.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("attrs.tap:129:1: error: alias nests 258 levels deep (at most 256)"),
-        },
-        Case {
-            name: "100k chained function type aliases",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("fns.tap", fn_chain)],
-            args: ["fns.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("fns.tap:257:1: error: alias nests 257 levels deep (at most 256)"),
-        },
-        Case {
-            name: "100k chained call-site location aliases",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("locs.tap", callsites)],
-            args: ["locs.tap", "--allow-unregistered-dialect", "--print-debuginfo"].map(String::from).to_vec(),
-            expect: Expect::Error("locs.tap:257:1: error: alias nests 257 levels deep (at most 256)"),
-        },
-        Case {
-            name: "40 attribute aliases each using the previous one twice",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("laughs.tap", attr_laughs.into_bytes())],
-            args: ["laughs.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("laughs.tap:24:1: error: alias expands to 33554431 nodes (at most 16777216)"),
-        },
-        Case {
-            name: "a type of 2^24 nodes through 23 doubling aliases, used 3 times",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("laughs.tap", type_laughs.into_bytes())],
-            args: ["laughs.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Success,
-        },
-        Case {
-            name: "a location of 2^24 nodes through 23 doubling aliases, used 3 times, printed",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("laughs.tap", loc_laughs.into_bytes())],
-            args: ["laughs.tap", "--allow-unregistered-dialect", "--print-debuginfo"].map(String::from).to_vec(),
-            expect: Expect::Success,
-        },
-        Case {
-            name: "a Furiosa mapping of 10k items",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("furiosa.tap", furiosa_items)],
-            args: ["furiosa.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
-        },
-        Case {
-            name: "a Furiosa mapping of 2000 resizes in a row, printed as tables",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("furiosa.tap", furiosa_resizes)],
-            args: ["furiosa.tap", "--allow-unregistered-dialect", "-p", "builtin.module(layout-print)"]
-                .map(String::from)
-                .to_vec(),
-            expect: Expect::Success,
-        },
-        Case {
-            name: "Furiosa escapes doubling 20 times, printed as tables",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("furiosa.tap", furiosa_laughs)],
-            args: ["furiosa.tap", "--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"]
-                .map(String::from)
-                .to_vec(),
-            expect: Expect::Error("error: the mapping expands to more than 4096 nodes through its escapes"),
-        },
-        Case {
-            name: "a Furiosa layout of 10k axes",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("furiosa.tap", furiosa_axes)],
-            args: ["furiosa.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
-        },
-        Case {
-            name: "a CK descriptor of 4M elements through 100 stages, printed as tables",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("ck.tap", ck_stages)],
-            args: ["ck.tap", "--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"]
-                .map(String::from)
-                .to_vec(),
-            expect: Expect::Error("4194304 elements are more than the limit of 1048576"),
-        },
-        Case {
-            name: "an XLA layout with no strided form used 40 times",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("xla.tap", xla_uses.into_bytes())],
-            args: ["xla.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Success,
-        },
-        Case {
-            name: "an XLA shape of 200k dimensions",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("xla.tap", xla_dims)],
-            args: ["xla.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
-        },
-        Case {
-            name: "a CK naive descriptor of 150k dimensions",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("ck.tap", ck_naive)],
-            args: ["ck.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("error: layout is too long (more than 4096 tokens)"),
-        },
-        Case {
-            name: "100k nested tuple< types",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("tuples.tap", tuples.into_bytes())],
-            args: ["tuples.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("tuples.tap:1:1564: error: nesting is too deep (more than 256 levels of brackets)"),
-        },
+        opt("100k chained type aliases", ("types.tap", type_chain), &["--allow-unregistered-dialect"], Expect::Error("types.tap:257:1: error: alias nests 257 levels deep (at most 256)")),
+        opt("100k chained attribute aliases (dictionaries of arrays)", ("attrs.tap", attr_chain), &["--allow-unregistered-dialect"], Expect::Error("attrs.tap:129:1: error: alias nests 258 levels deep (at most 256)")),
+        opt("100k chained function type aliases", ("fns.tap", fn_chain), &["--allow-unregistered-dialect"], Expect::Error("fns.tap:257:1: error: alias nests 257 levels deep (at most 256)")),
+        opt("100k chained call-site location aliases", ("locs.tap", callsites), &["--allow-unregistered-dialect", "--print-debuginfo"], Expect::Error("locs.tap:257:1: error: alias nests 257 levels deep (at most 256)")),
+        opt("40 attribute aliases each using the previous one twice", ("laughs.tap", attr_laughs.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("laughs.tap:24:1: error: alias expands to 33554431 nodes (at most 16777216)")),
+        opt("a type of 2^24 nodes through 23 doubling aliases, used 3 times", ("laughs.tap", type_laughs.into_bytes()), &["--allow-unregistered-dialect"], Expect::Success),
+        opt("a location of 2^24 nodes through 23 doubling aliases, used 3 times, printed", ("laughs.tap", loc_laughs.into_bytes()), &["--allow-unregistered-dialect", "--print-debuginfo"], Expect::Success),
+        opt("a Furiosa mapping of 10k items", ("furiosa.tap", furiosa_items), &["--allow-unregistered-dialect"], Expect::Error("error: layout is too long (more than 4096 tokens)")),
+        opt("a Furiosa mapping of 2000 resizes in a row, printed as tables", ("furiosa.tap", furiosa_resizes), &["--allow-unregistered-dialect", "-p", "builtin.module(layout-print)"], Expect::Success),
+        opt("Furiosa escapes doubling 20 times, printed as tables", ("furiosa.tap", furiosa_laughs), &["--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"], Expect::Error("error: the mapping expands to more than 4096 nodes through its escapes")),
+        opt("a Furiosa layout of 10k axes", ("furiosa.tap", furiosa_axes), &["--allow-unregistered-dialect"], Expect::Error("error: layout is too long (more than 4096 tokens)")),
+        opt("a CK descriptor of 4M elements through 100 stages, printed as tables", ("ck.tap", ck_stages), &["--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"], Expect::Error("4194304 elements are more than the limit of 1048576")),
+        opt("an XLA layout with no strided form used 40 times", ("xla.tap", xla_uses.into_bytes()), &["--allow-unregistered-dialect"], Expect::Success),
+        opt("an XLA shape of 200k dimensions", ("xla.tap", xla_dims), &["--allow-unregistered-dialect"], Expect::Error("error: layout is too long (more than 4096 tokens)")),
+        opt("a CK naive descriptor of 150k dimensions", ("ck.tap", ck_naive), &["--allow-unregistered-dialect"], Expect::Error("error: layout is too long (more than 4096 tokens)")),
+        opt("100k nested tuple< types", ("tuples.tap", tuples.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("tuples.tap:1:1564: error: nesting is too deep (more than 256 levels of brackets)")),
         Case {
             name: "CHECK-COUNT-1000000000 of a pattern that matches empty",
             tool: env!("CARGO_BIN_EXE_tap-filecheck"),
@@ -405,29 +309,11 @@ fn cases() -> Vec<Case> {
             args: ["check.txt", "--input-file", "input.txt"].map(String::from).to_vec(),
             expect: Expect::Status(2, "check.txt:1:16: error: precision in format specifier is larger than 1024"),
         },
-        Case {
-            name: "60k nested parentheses inside #layout.cute<...>",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("cute.tap", cute.into_bytes())],
-            args: ["cute.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("cute.tap:1:20: error: nesting is too deep (more than 256 levels of brackets)"),
-        },
-        Case {
-            name: "logical_product of a size-1 layout with itself, 24 times, canonicalized",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("products.tap", products.into_bytes())],
-            args: ["products.tap", "--canonicalize"].map(String::from).to_vec(),
-            expect: Expect::Error(
+        opt("60k nested parentheses inside #layout.cute<...>", ("cute.tap", cute.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("cute.tap:1:20: error: nesting is too deep (more than 256 levels of brackets)")),
+        opt("logical_product of a size-1 layout with itself, 24 times, canonicalized", ("products.tap", products.into_bytes()), &["--canonicalize"], Expect::Error(
                 "products.tap:15:3: error: 'layout.logical_product' op logical_product of layouts with 8192 modes",
-            ),
-        },
-        Case {
-            name: "300 logical_products that each nest one level deeper, canonicalized",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("folds.tap", folds.into_bytes())],
-            args: ["folds.tap", "--allow-unregistered-dialect", "--canonicalize"].map(String::from).to_vec(),
-            expect: Expect::Error("folds.tap:67:1: error: 'layout.logical_product' op logical_product makes a layout nested 65 levels deep"),
-        },
+            )),
+        opt("300 logical_products that each nest one level deeper, canonicalized", ("folds.tap", folds.into_bytes()), &["--allow-unregistered-dialect", "--canonicalize"], Expect::Error("folds.tap:67:1: error: 'layout.logical_product' op logical_product makes a layout nested 65 levels deep")),
         Case {
             name: "an affine expression of 30k terms without brackets",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
@@ -435,29 +321,9 @@ fn cases() -> Vec<Case> {
             args: ["affine.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
             expect: Expect::Error("affine.tap:1:35: error: affine expression nests deeper than 1000 operators"),
         },
-        Case {
-            name: "an affine expression of 30k unary minus signs",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("affine.tap", affine(format!("{}d0", "-".repeat(30_000))))],
-            args: ["affine.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("error: affine expression nests deeper than 1000 operators"),
-        },
-        Case {
-            name: "16 affine results of 20k factors each",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("affine.tap", affine(product))],
-            args: ["affine.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("error: affine expression nests deeper than 1000 operators"),
-        },
-        Case {
-            name: "a chain of 100k location aliases, each used before its definition",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("locs.tap", loc_chain.into_bytes())],
-            args: ["locs.tap", "--allow-unregistered-dialect", "--print-debuginfo", "-o", "/dev/null"]
-                .map(String::from)
-                .to_vec(),
-            expect: Expect::Success,
-        },
+        opt("an affine expression of 30k unary minus signs", ("affine.tap", affine(format!("{}d0", "-".repeat(30_000)))), &["--allow-unregistered-dialect"], Expect::Error("error: affine expression nests deeper than 1000 operators")),
+        opt("16 affine results of 20k factors each", ("affine.tap", affine(product)), &["--allow-unregistered-dialect"], Expect::Error("error: affine expression nests deeper than 1000 operators")),
+        opt("a chain of 100k location aliases, each used before its definition", ("locs.tap", loc_chain.into_bytes()), &["--allow-unregistered-dialect", "--print-debuginfo", "-o", "/dev/null"], Expect::Success),
         Case {
             name: "a user block of 2^24 points with a body of 7 ops",
             tool: env!("CARGO_BIN_EXE_tap-run"),
@@ -465,20 +331,8 @@ fn cases() -> Vec<Case> {
             args: ["block.tap", "--print"].map(String::from).to_vec(),
             expect: Expect::Error("block.tap:3:3: error: the body runs op by op at each of the 16777216 index points"),
         },
-        Case {
-            name: "50k chained blocks using the entry's value",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("chain.tap", chain.into_bytes())],
-            args: ["chain.tap", "--allow-unregistered-dialect", "-o", "/dev/null"].map(String::from).to_vec(),
-            expect: Expect::Success,
-        },
-        Case {
-            name: "a dictionary of 200k keys",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("dict.tap", dictionary.into_bytes())],
-            args: ["dict.tap", "-o", "/dev/null"].map(String::from).to_vec(),
-            expect: Expect::Success,
-        },
+        opt("50k chained blocks using the entry's value", ("chain.tap", chain.into_bytes()), &["--allow-unregistered-dialect", "-o", "/dev/null"], Expect::Success),
+        opt("a dictionary of 200k keys", ("dict.tap", dictionary.into_bytes()), &["-o", "/dev/null"], Expect::Success),
         Case {
             name: "a pass pipeline nested 8000 deep",
             tool: env!("CARGO_BIN_EXE_tap-opt"),
@@ -486,27 +340,9 @@ fn cases() -> Vec<Case> {
             args: vec!["empty.tap".into(), "-p".into(), deep],
             expect: Expect::Error("error: pass pipelines nest at most 64 deep"),
         },
-        Case {
-            name: "30k expected-error @below lines",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("expected.tap", expectations.into_bytes())],
-            args: ["expected.tap", "--allow-unregistered-dialect", "--verify-diagnostics"].map(String::from).to_vec(),
-            expect: Expect::Error("expected error \"use of undeclared SSA value name\" was not produced"),
-        },
-        Case {
-            name: "70k undefined names on one line",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("undefined.tap", undefined.into_bytes())],
-            args: ["undefined.tap", "--allow-unregistered-dialect"].map(String::from).to_vec(),
-            expect: Expect::Error("undefined.tap:2:13: error: use of undeclared SSA value name"),
-        },
-        Case {
-            name: "40 user blocks of 2^20 points whose output two index dimensions move",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("blocks.tap", blocks.into_bytes())],
-            args: ["blocks.tap", "-o", "/dev/null"].map(String::from).to_vec(),
-            expect: Expect::Success,
-        },
+        opt("30k expected-error @below lines", ("expected.tap", expectations.into_bytes()), &["--allow-unregistered-dialect", "--verify-diagnostics"], Expect::Error("expected error \"use of undeclared SSA value name\" was not produced")),
+        opt("70k undefined names on one line", ("undefined.tap", undefined.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("undefined.tap:2:13: error: use of undeclared SSA value name")),
+        opt("40 user blocks of 2^20 points whose output two index dimensions move", ("blocks.tap", blocks.into_bytes()), &["-o", "/dev/null"], Expect::Success),
         Case {
             name: "50k sinks of one value, timed",
             tool: env!("CARGO_BIN_EXE_tap-run"),
@@ -514,13 +350,7 @@ fn cases() -> Vec<Case> {
             args: ["sinks.tap", "--print", "--timing"].map(String::from).to_vec(),
             expect: Expect::Success,
         },
-        Case {
-            name: "invalid UTF-8 (tap-opt)",
-            tool: env!("CARGO_BIN_EXE_tap-opt"),
-            files: vec![("bad.tap", bad_utf8.clone())],
-            args: ["bad.tap"].map(String::from).to_vec(),
-            expect: Expect::Error("bad.tap:2:22: error: input is not valid UTF-8 (byte 0xff at offset 36)"),
-        },
+        opt("invalid UTF-8 (tap-opt)", ("bad.tap", bad_utf8.clone()), &[], Expect::Error("bad.tap:2:22: error: input is not valid UTF-8 (byte 0xff at offset 36)")),
         Case {
             name: "invalid UTF-8 (tap-run)",
             tool: env!("CARGO_BIN_EXE_tap-run"),
