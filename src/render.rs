@@ -82,8 +82,9 @@ fn place(ctx: &Context, loc: Loc) -> Place {
                 }
             }
             LocData::Name { child: Some(c), .. } => place(ctx, *c),
+            // Only a child holding a position can give one: the walk follows one path, not the whole DAG.
             LocData::Fused { locs, .. } => {
-                locs.iter().map(|l| place(ctx, *l)).find(|p| !matches!(p, Place::Unknown)).unwrap_or(Place::Unknown)
+                locs.iter().find(|&&l| ctx.loc_footprint(l).positioned).map_or(Place::Unknown, |&l| place(ctx, l))
             }
             LocData::CallSite { callee, .. } => place(ctx, *callee),
             LocData::Name { child: None, .. } => Place::Unknown,

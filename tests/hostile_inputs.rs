@@ -166,6 +166,12 @@ fn cases() -> Vec<Case> {
         23,
         &"\"t.op\"() : () -> () loc(#l23)\n".repeat(3),
     );
+    let unknown_laughs = laughs(
+        "#l0 = loc(unknown)\n",
+        |i| format!("#l{i} = loc(fused[#l{}, #l{}])\n", i - 1, i - 1),
+        23,
+        &"func.return loc(#l23)\n".repeat(50),
+    );
     let layout = |attr: String| format!("\"t.op\"() {{x = {attr}}} : () -> ()\n").into_bytes();
     let furiosa_items = layout(format!("#layout.furiosa<axes[A = 2], m[{}A]>", "1, ".repeat(10_000)));
     let furiosa_resizes = layout(format!("#layout.furiosa<axes[A = 2], m[A{}]>", " = 2".repeat(2000)));
@@ -283,6 +289,12 @@ fn cases() -> Vec<Case> {
         opt("40 attribute aliases each using the previous one twice", ("laughs.tap", attr_laughs.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("laughs.tap:24:1: error: alias expands to 33554431 nodes (at most 16777216)")),
         opt("a type of 2^24 nodes through 23 doubling aliases, used 3 times", ("laughs.tap", type_laughs.into_bytes()), &["--allow-unregistered-dialect"], Expect::Success),
         opt("a location of 2^24 nodes through 23 doubling aliases, used 3 times, printed", ("laughs.tap", loc_laughs.into_bytes()), &["--allow-unregistered-dialect", "--print-debuginfo"], Expect::Success),
+        opt(
+            "50 errors at a location of 2^24 unknown locations",
+            ("unknown.tap", unknown_laughs.into_bytes()),
+            &[],
+            Expect::Error("<unknown>:0: error: 'func.return' op expects parent op 'func.func'"),
+        ),
         opt("a Furiosa mapping of 10k items", ("furiosa.tap", furiosa_items), &["--allow-unregistered-dialect"], Expect::Error("error: layout is too long (more than 4096 tokens)")),
         opt("a Furiosa mapping of 2000 resizes in a row, printed as tables", ("furiosa.tap", furiosa_resizes), &["--allow-unregistered-dialect", "-p", "builtin.module(layout-print)"], Expect::Success),
         opt("Furiosa escapes doubling 20 times, printed as tables", ("furiosa.tap", furiosa_laughs), &["--allow-unregistered-dialect", "-p", "builtin.module(layout-print{format=table})"], Expect::Error("error: the mapping expands to more than 4096 nodes through its escapes")),
