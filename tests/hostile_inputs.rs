@@ -172,6 +172,12 @@ fn cases() -> Vec<Case> {
         23,
         &"func.return loc(#l23)\n".repeat(50),
     );
+    let shared = laughs(
+        "#a0 = [@f, #layout.cute<2:1>]\n",
+        |i| format!("#a{i} = [#a{}, #a{}]\n", i - 1, i - 1),
+        21,
+        &format!("func.func private @f() {{\n  func.return\n}}\n{}", "\"t.op\"() {x = #a21} : () -> ()\n".repeat(20)),
+    );
     let layout = |attr: String| format!("\"t.op\"() {{x = {attr}}} : () -> ()\n").into_bytes();
     let furiosa_items = layout(format!("#layout.furiosa<axes[A = 2], m[{}A]>", "1, ".repeat(10_000)));
     let furiosa_resizes = layout(format!("#layout.furiosa<axes[A = 2], m[A{}]>", " = 2".repeat(2000)));
@@ -294,6 +300,12 @@ fn cases() -> Vec<Case> {
             ("unknown.tap", unknown_laughs.into_bytes()),
             &[],
             Expect::Error("<unknown>:0: error: 'func.return' op expects parent op 'func.func'"),
+        ),
+        opt(
+            "symbol-dce and layout-print over 20 uses of an attribute of 2^23 nodes",
+            ("shared.tap", shared.into_bytes()),
+            &["--allow-unregistered-dialect", "-p", "builtin.module(symbol-dce, layout-print)"],
+            Expect::Success,
         ),
         opt("a Furiosa mapping of 10k items", ("furiosa.tap", furiosa_items), &["--allow-unregistered-dialect"], Expect::Error("error: layout is too long (more than 4096 tokens)")),
         opt("a Furiosa mapping of 2000 resizes in a row, printed as tables", ("furiosa.tap", furiosa_resizes), &["--allow-unregistered-dialect", "-p", "builtin.module(layout-print)"], Expect::Success),

@@ -9,7 +9,7 @@ use super::body::{Body, OpId};
 use super::dialect_data::DialectValue;
 use super::entity::EntityId;
 use super::footprint::{self, Child, Footprint, Own};
-use super::interner::Interner;
+use super::interner::{FxHashSet, Interner};
 use super::location::{Loc, LocData, LocId};
 use super::registry::{OpTrait, RegisteredOp, Registry};
 use super::source::SourceMap;
@@ -239,6 +239,21 @@ impl Interners {
             Child::Loc(Loc::Id(l)) => footprint::loc_children(&self.locs[l]),
             Child::Loc(_) => Vec::new(),
         }
+    }
+
+    /// Every value inside `roots` (the roots included), each distinct value once and none already in `seen`,
+    /// in preorder, left to right. An explicit stack: a value shared many times through aliases is visited once.
+    pub fn distinct_within(&self, roots: impl IntoIterator<Item = Child>, seen: &mut FxHashSet<Child>) -> Vec<Child> {
+        let mut stack: Vec<Child> = roots.into_iter().collect();
+        stack.reverse();
+        let mut out = Vec::new();
+        while let Some(item) = stack.pop() {
+            if seen.insert(item) {
+                out.push(item);
+                stack.extend(self.children(item).into_iter().rev());
+            }
+        }
+        out
     }
 
     /// How deep and how large `ty` is as a tree.

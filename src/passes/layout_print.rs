@@ -7,7 +7,9 @@ use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::layout::attr::LayoutAttr;
-use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId, TypeId, TypeKind};
+use crate::ir::footprint::Child;
+use crate::ir::interner::FxHashSet;
+use crate::ir::{walk, Attr, AttrId, Context, Diagnostic, OpId};
 use crate::layout::core_form::canonical_general;
 use crate::layout::format::{core_line, json_line, loops_line, table};
 
@@ -68,20 +70,19 @@ impl Pass for LayoutPrint {
         let mut errors = Vec::new();
         for op in std::iter::once(root).chain(walk::preorder(&ctx.body, root)) {
             let data = ctx.body.op(op);
-            let mut found = Vec::new();
-            collect_layouts(ctx, data.props, &mut found);
-            collect_layouts(ctx, data.attrs, &mut found);
-            for v in ctx.body.results(op) {
-                collect_in_type(ctx, ctx.body.value_type(v), &mut found);
-            }
-            // A layout met twice on one op (a type used by several results) is printed once.
-            let mut seen = Vec::new();
-            found.retain(|(a, _)| {
-                !seen.contains(a) && {
-                    seen.push(*a);
-                    true
-                }
-            });
+            // Every distinct attribute inside the op's attributes and result types once: a layout met twice on
+            // one op (a type used by several results, an alias used often) is printed once.
+            let roots = [Child::Attr(data.props), Child::Attr(data.attrs)]
+                .into_iter()
+                .chain(ctx.body.results(op).map(|v| Child::Type(ctx.body.value_type(v))));
+            let found: Vec<(AttrId, LayoutAttr)> = ctx
+                .distinct_within(roots, &mut FxHashSet::default())
+                .into_iter()
+                .filter_map(|item| match item {
+                    Child::Attr(a) => layout_of(ctx, a).map(|l| (a, l)),
+                    _ => None,
+                })
+                .collect();
             for (attr, layout) in found {
                 let text = crate::ir::print::attr_to_string(ctx, attr);
                 let loc = ctx.loc_text(data.loc);
@@ -110,29 +111,10 @@ impl Pass for LayoutPrint {
     }
 }
 
-/// The layout attributes inside `attr` (itself, nested in arrays and dictionaries, or in a type it holds), in order.
-fn collect_layouts(ctx: &Context, attr: AttrId, out: &mut Vec<(AttrId, LayoutAttr)>) {
+/// The layout `attr` is, if it is one.
+fn layout_of(ctx: &Context, attr: AttrId) -> Option<LayoutAttr> {
     match ctx.attr_data(attr) {
-        Attr::Dialect(d) => {
-            if let Some(l) = d.downcast::<LayoutAttr>() {
-                out.push((attr, l.clone()));
-            }
-        }
-        Attr::Type(t) => collect_in_type(ctx, *t, out),
-        Attr::Array(items) => items.iter().for_each(|&a| collect_layouts(ctx, a, out)),
-        Attr::Dict(entries) => entries.iter().for_each(|&(_, a)| collect_layouts(ctx, a, out)),
-        _ => {}
-    }
-}
-
-/// The layouts in a type: tensor encodings, through function and tuple types.
-fn collect_in_type(ctx: &Context, ty: TypeId, out: &mut Vec<(AttrId, LayoutAttr)>) {
-    match ctx.type_kind(ty) {
-        TypeKind::Tensor { encoding: Some(e), .. } => collect_layouts(ctx, *e, out),
-        TypeKind::Function { inputs, results } => {
-            inputs.iter().chain(results.iter()).for_each(|&t| collect_in_type(ctx, t, out))
-        }
-        TypeKind::Tuple(items) => items.iter().for_each(|&t| collect_in_type(ctx, t, out)),
-        _ => {}
+        Attr::Dialect(d) => d.downcast::<LayoutAttr>().cloned(),
+        _ => None,
     }
 }

@@ -3,6 +3,8 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
+use crate::ir::footprint::Child;
+use crate::ir::interner::FxHashSet;
 use crate::ir::registry::OpTrait;
 use crate::ir::symbols::symbol_name;
 use crate::ir::walk::preorder;
@@ -57,10 +59,14 @@ fn dead_symbols(ctx: &Context, root: OpId) -> Vec<OpId> {
     let nested = preorder(&ctx.body, root);
     let all: Vec<OpId> = std::iter::once(root).chain(nested.iter().copied()).collect();
     let mut referenced = BTreeSet::new();
+    let mut seen = FxHashSet::default();
     for &op in &all {
         let data = ctx.body.op(op);
-        collect_refs(ctx, data.attrs, &mut referenced);
-        collect_refs(ctx, data.props, &mut referenced);
+        for item in ctx.distinct_within([Child::Attr(data.attrs), Child::Attr(data.props)], &mut seen) {
+            if let Child::Attr(a) = item {
+                collect_refs(ctx, a, &mut referenced);
+            }
+        }
     }
     let is_table = |op: OpId| is_symbol_table(ctx, op);
     let private =
@@ -74,15 +80,10 @@ fn dead_symbols(ctx: &Context, root: OpId) -> Vec<OpId> {
         .collect()
 }
 
-/// Every symbol a reference attribute names (root and nested parts), looking inside arrays and dictionaries.
+/// The symbols a reference attribute names (root and nested parts); nothing for other attributes.
 fn collect_refs(ctx: &Context, attr: AttrId, out: &mut BTreeSet<Symbol>) {
-    match ctx.attr_data(attr) {
-        Attr::SymbolRef { root, nested } => {
-            out.insert(*root);
-            out.extend(nested.iter().copied());
-        }
-        Attr::Array(items) => items.iter().for_each(|&a| collect_refs(ctx, a, out)),
-        Attr::Dict(entries) => entries.iter().for_each(|&(_, a)| collect_refs(ctx, a, out)),
-        _ => {}
+    if let Attr::SymbolRef { root, nested } = ctx.attr_data(attr) {
+        out.insert(*root);
+        out.extend(nested.iter().copied());
     }
 }
