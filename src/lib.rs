@@ -39,6 +39,7 @@ pub mod machine;
 pub mod parse;
 pub mod passes;
 pub mod render;
+pub mod shard;
 pub mod zspace;
 
 /// The map type of public signatures (graph inputs and outputs), re-exported so callers need not depend on it.

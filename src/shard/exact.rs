@@ -1,0 +1,248 @@
+//! Exact baselines for small problems, to measure the search against.
+//!
+//! [`optimum`] minimizes time (compute, halos and reshards: a sum of per-op and per-edge terms) by variable
+//! elimination on the cost graph: ops are eliminated one at a time, fewest neighbours first, each leaving a table
+//! over its neighbours of the best cost of everything eliminated so far; the tables' sizes are the only limit
+//! ([`MAX_EXACT_ENTRIES`]), so chains and trees of any length, and graphs like the MLP training step whose
+//! cross edges stay local, solve exactly. Peak memory is not a sum of local terms, so it is not a constraint
+//! here. [`enumerate`] tries every assignment of a tiny problem ([`MAX_ENUMERATION`]) and honours a memory limit.
+
+use super::evaluate::{evaluate, Costs};
+use super::problem::Problem;
+use super::strategies::Strategies;
+use super::tables::Tables;
+use super::{err, ShardError};
+use crate::machine::Machine;
+use std::collections::BTreeSet;
+
+/// Most entries of one intermediate table of [`optimum`].
+pub const MAX_EXACT_ENTRIES: usize = 1 << 24;
+/// Most assignments [`enumerate`] tries.
+pub const MAX_ENUMERATION: u128 = 1 << 22;
+
+/// A table over some ops' strategies (`scope`, row-major, the last op fastest).
+struct Factor {
+    scope: Vec<usize>,
+    table: Vec<f64>,
+}
+
+/// What eliminating one op left for the way back: its best strategy per assignment of its neighbours.
+struct Step {
+    op: usize,
+    scope: Vec<usize>,
+    best: Vec<u32>,
+}
+
+/// The assignment of least time, with its time. Errors when an intermediate table would exceed
+/// [`MAX_EXACT_ENTRIES`].
+pub fn optimum(tables: &Tables) -> Result<(Vec<usize>, f64), ShardError> {
+    let mut factors: Vec<Factor> =
+        tables.node_time.iter().enumerate().map(|(k, t)| Factor { scope: vec![k], table: t.clone() }).collect();
+    for e in &tables.edges {
+        factors.push(edge_factor(tables, e, |k| k));
+    }
+    minimize(&tables.counts, factors)
+}
+
+/// Re-solves the ops of `window` exactly with every other op fixed by `choice` (a large-neighbourhood step of
+/// the search), minimizing time plus `extra(op, strategy)` per op of the window; writes the window's best
+/// strategies into `choice`. Errors (changing nothing) past [`MAX_EXACT_ENTRIES`].
+pub fn improve_window(
+    tables: &Tables,
+    window: &[usize],
+    choice: &mut [usize],
+    extra: &dyn Fn(usize, usize) -> f64,
+) -> Result<(), ShardError> {
+    let mut local = vec![usize::MAX; tables.counts.len()];
+    for (i, &k) in window.iter().enumerate() {
+        local[k] = i;
+    }
+    let counts: Vec<usize> = window.iter().map(|&k| tables.counts[k]).collect();
+    let mut factors: Vec<Factor> = window
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| Factor {
+            scope: vec![i],
+            table: (0..counts[i]).map(|s| tables.node_time[k][s] + extra(k, s)).collect(),
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    for &k in window {
+        for &e in &tables.incident[k] {
+            if !seen.insert(e) {
+                continue;
+            }
+            let edge = &tables.edges[e];
+            let (inside_from, inside_to) = (local[edge.from] != usize::MAX, local[edge.to] != usize::MAX);
+            if inside_from && inside_to {
+                factors.push(edge_factor(tables, edge, |k| local[k]));
+            } else {
+                // One end fixed: a table over the other end alone.
+                let (v, table) = if inside_from {
+                    (
+                        edge.from,
+                        (0..tables.counts[edge.from])
+                            .map(|s| edge.at(&edge.time, s, choice[edge.to], tables.counts[edge.to]))
+                            .collect(),
+                    )
+                } else {
+                    (
+                        edge.to,
+                        (0..tables.counts[edge.to])
+                            .map(|s| edge.at(&edge.time, choice[edge.from], s, tables.counts[edge.to]))
+                            .collect(),
+                    )
+                };
+                factors.push(Factor { scope: vec![local[v]], table });
+            }
+        }
+    }
+    let (best, _) = minimize(&counts, factors)?;
+    for (i, &k) in window.iter().enumerate() {
+        choice[k] = best[i];
+    }
+    Ok(())
+}
+
+/// An edge's table as a factor over its two ends (renumbered by `at`), or over one for an edge from an op to
+/// itself.
+fn edge_factor(tables: &Tables, e: &super::tables::Edge, at: impl Fn(usize) -> usize) -> Factor {
+    if e.from == e.to {
+        let table = (0..tables.counts[e.from]).map(|s| e.at(&e.time, s, s, tables.counts[e.to])).collect();
+        return Factor { scope: vec![at(e.from)], table };
+    }
+    Factor { scope: vec![at(e.from), at(e.to)], table: e.time.clone() }
+}
+
+/// Variable elimination over variables with `counts` values each and `factors` over them: the assignment of
+/// least total and the total.
+fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64), ShardError> {
+    let n = counts.len();
+    let mut factors: Vec<Option<Factor>> = factors.into_iter().map(Some).collect();
+    let mut holding: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
+    for (f, factor) in factors.iter().enumerate() {
+        for &v in &factor.as_ref().expect("fresh").scope {
+            holding[v].insert(f);
+        }
+    }
+    let mut eliminated = vec![false; n];
+    let mut steps = Vec::with_capacity(n);
+    let mut total = 0.0;
+    for _ in 0..n {
+        let v = next_op(&holding, &factors, &eliminated, counts)?;
+        eliminated[v] = true;
+        let used: Vec<Factor> = std::mem::take(&mut holding[v]).into_iter().filter_map(|f| factors[f].take()).collect();
+        for factor in &used {
+            for &u in &factor.scope {
+                if u != v {
+                    holding[u].retain(|&f| factors[f].is_some());
+                }
+            }
+        }
+        let scope: Vec<usize> = used
+            .iter()
+            .flat_map(|f| f.scope.iter().copied())
+            .filter(|&u| u != v)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let (table, best) = eliminate(v, &scope, &used, counts);
+        if scope.is_empty() {
+            total += table[0];
+        } else {
+            for &u in &scope {
+                holding[u].insert(factors.len());
+            }
+            factors.push(Some(Factor { scope: scope.clone(), table }));
+        }
+        steps.push(Step { op: v, scope, best });
+    }
+    let mut choice = vec![0usize; n];
+    for step in steps.iter().rev() {
+        let at = index_of(&step.scope, &choice, counts);
+        choice[step.op] = step.best[at] as usize;
+    }
+    Ok((choice, total))
+}
+
+/// The variable whose elimination makes the smallest table (ties: the lowest index).
+fn next_op(
+    holding: &[BTreeSet<usize>],
+    factors: &[Option<Factor>],
+    eliminated: &[bool],
+    counts: &[usize],
+) -> Result<usize, ShardError> {
+    let mut best: Option<(u128, usize)> = None;
+    for v in (0..holding.len()).filter(|&v| !eliminated[v]) {
+        let mut scope = BTreeSet::new();
+        for &f in &holding[v] {
+            scope.extend(factors[f].as_ref().expect("held factors are live").scope.iter().copied().filter(|&u| u != v));
+        }
+        let size = scope.iter().fold(1u128, |s, &u| s.saturating_mul(counts[u] as u128));
+        if best.is_none_or(|(b, _)| size < b) {
+            best = Some((size, v));
+        }
+    }
+    match best {
+        Some((size, v)) if size <= MAX_EXACT_ENTRIES as u128 => Ok(v),
+        Some((size, _)) => err(format!(
+            "the exact solver would need a table of {size} entries, past MAX_EXACT_ENTRIES ({MAX_EXACT_ENTRIES})"
+        )),
+        None => err("no op left to eliminate"),
+    }
+}
+
+/// The table over `scope` of the least sum of `used` over `v`'s values, and the best value per entry.
+fn eliminate(v: usize, scope: &[usize], used: &[Factor], counts: &[usize]) -> (Vec<f64>, Vec<u32>) {
+    let size: usize = scope.iter().map(|&u| counts[u]).product();
+    let mut table = vec![f64::INFINITY; size];
+    let mut best = vec![0u32; size];
+    let mut choice = vec![0usize; counts.len()];
+    for (entry, (cost, arg)) in table.iter_mut().zip(best.iter_mut()).enumerate() {
+        let mut rest = entry;
+        for &u in scope.iter().rev() {
+            choice[u] = rest % counts[u];
+            rest /= counts[u];
+        }
+        for s in 0..counts[v] {
+            choice[v] = s;
+            let sum: f64 = used.iter().map(|f| f.table[index_of(&f.scope, &choice, counts)]).sum();
+            if sum < *cost {
+                (*cost, *arg) = (sum, s as u32);
+            }
+        }
+    }
+    (table, best)
+}
+
+fn index_of(scope: &[usize], choice: &[usize], counts: &[usize]) -> usize {
+    scope.iter().fold(0, |at, &u| at * counts[u] + choice[u])
+}
+
+/// The best assignment by time among those within `memory_limit` bytes per device (if any), trying every one.
+/// Errors past [`MAX_ENUMERATION`] assignments; `Ok(None)` when none fits.
+pub fn enumerate(
+    problem: &Problem,
+    strategies: &Strategies,
+    tables: &Tables,
+    machine: &Machine,
+    memory_limit: Option<u64>,
+) -> Result<Option<(Vec<usize>, Costs)>, ShardError> {
+    let total = tables.counts.iter().try_fold(1u128, |n, &c| n.checked_mul(c as u128));
+    if total.is_none_or(|n| n > MAX_ENUMERATION) {
+        return err(format!("more than MAX_ENUMERATION ({MAX_ENUMERATION}) assignments to enumerate"));
+    }
+    let mut choice = vec![0usize; tables.counts.len()];
+    let mut best: Option<(Vec<usize>, Costs)> = None;
+    loop {
+        let costs = evaluate(problem, strategies, tables, machine, &choice);
+        let fits = memory_limit.is_none_or(|m| costs.peak_memory <= m);
+        if fits && best.as_ref().is_none_or(|b| costs.time < b.1.time) {
+            best = Some((choice.clone(), costs));
+        }
+        let Some(k) = (0..choice.len()).rev().find(|&k| choice[k] + 1 < tables.counts[k]) else { break };
+        choice[k] += 1;
+        choice[k + 1..].iter_mut().for_each(|c| *c = 0);
+    }
+    Ok(best)
+}
