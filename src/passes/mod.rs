@@ -15,6 +15,8 @@ pub mod pipeline;
 pub mod reconcile_unrealized_casts;
 pub mod registry;
 pub mod symbol_dce;
+pub mod teg_auto_shard;
+pub mod teg_cost;
 pub mod teg_print_dims;
 pub mod teg_print_dot;
 pub mod test_convert_pairs;
@@ -48,6 +50,8 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(dce::ENTRY);
     registry.register_pass(layout_print::ENTRY);
     registry.register_pass(reconcile_unrealized_casts::ENTRY);
+    registry.register_pass(teg_auto_shard::ENTRY);
+    registry.register_pass(teg_cost::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(teg_print_dot::ENTRY);
     registry.register_pass(symbol_dce::ENTRY);

@@ -1,7 +1,8 @@
 //! Exact baselines for small problems, to measure the search against.
 //!
 //! [`optimum`] minimizes time (compute, halos and reshards: a sum of per-op and per-edge terms) by variable
-//! elimination on the cost graph: ops are eliminated one at a time, fewest neighbours first, each leaving a table
+//! elimination on the cost graph: ops are eliminated one at a time, smallest resulting table first (a queue kept
+//! up to date, so a long chain takes time linear in its length up to a logarithm), each leaving a table
 //! over its neighbours of the best cost of everything eliminated so far; the tables' sizes are the only limit
 //! ([`MAX_EXACT_ENTRIES`]), so chains and trees of any length, and graphs like the MLP training step whose
 //! cross edges stay local, solve exactly. Peak memory is not a sum of local terms, so it is not a constraint
@@ -125,12 +126,18 @@ fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64),
             holding[v].insert(f);
         }
     }
-    let mut eliminated = vec![false; n];
+    // Fewest neighbours first: a queue of (table size its elimination makes, op), updated for the ops whose
+    // neighbourhood an elimination changes.
+    let mut size: Vec<u128> = (0..n).map(|v| table_size(v, &holding, &factors, counts)).collect();
+    let mut queue: BTreeSet<(u128, usize)> = (0..n).map(|v| (size[v], v)).collect();
     let mut steps = Vec::with_capacity(n);
     let mut total = 0.0;
-    for _ in 0..n {
-        let v = next_op(&holding, &factors, &eliminated, counts)?;
-        eliminated[v] = true;
+    while let Some((need, v)) = queue.pop_first() {
+        if need > MAX_EXACT_ENTRIES as u128 {
+            return err(format!(
+                "the exact solver would need a table of {need} entries, past MAX_EXACT_ENTRIES ({MAX_EXACT_ENTRIES})"
+            ));
+        }
         let used: Vec<Factor> = std::mem::take(&mut holding[v]).into_iter().filter_map(|f| factors[f].take()).collect();
         for factor in &used {
             for &u in &factor.scope {
@@ -154,6 +161,11 @@ fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64),
                 holding[u].insert(factors.len());
             }
             factors.push(Some(Factor { scope: scope.clone(), table }));
+            for &u in &scope {
+                queue.remove(&(size[u], u));
+                size[u] = table_size(u, &holding, &factors, counts);
+                queue.insert((size[u], u));
+            }
         }
         steps.push(Step { op: v, scope, best });
     }
@@ -165,48 +177,40 @@ fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64),
     Ok((choice, total))
 }
 
-/// The variable whose elimination makes the smallest table (ties: the lowest index).
-fn next_op(
-    holding: &[BTreeSet<usize>],
-    factors: &[Option<Factor>],
-    eliminated: &[bool],
-    counts: &[usize],
-) -> Result<usize, ShardError> {
-    let mut best: Option<(u128, usize)> = None;
-    for v in (0..holding.len()).filter(|&v| !eliminated[v]) {
-        let mut scope = BTreeSet::new();
-        for &f in &holding[v] {
-            scope.extend(factors[f].as_ref().expect("held factors are live").scope.iter().copied().filter(|&u| u != v));
-        }
-        let size = scope.iter().fold(1u128, |s, &u| s.saturating_mul(counts[u] as u128));
-        if best.is_none_or(|(b, _)| size < b) {
-            best = Some((size, v));
-        }
+/// The size of the table eliminating `v` would make: the product of its neighbours' value counts.
+fn table_size(v: usize, holding: &[BTreeSet<usize>], factors: &[Option<Factor>], counts: &[usize]) -> u128 {
+    let mut scope = BTreeSet::new();
+    for &f in &holding[v] {
+        scope.extend(factors[f].as_ref().expect("held factors are live").scope.iter().copied().filter(|&u| u != v));
     }
-    match best {
-        Some((size, v)) if size <= MAX_EXACT_ENTRIES as u128 => Ok(v),
-        Some((size, _)) => err(format!(
-            "the exact solver would need a table of {size} entries, past MAX_EXACT_ENTRIES ({MAX_EXACT_ENTRIES})"
-        )),
-        None => err("no op left to eliminate"),
-    }
+    scope.iter().fold(1u128, |s, &u| s.saturating_mul(counts[u] as u128))
 }
 
 /// The table over `scope` of the least sum of `used` over `v`'s values, and the best value per entry.
 fn eliminate(v: usize, scope: &[usize], used: &[Factor], counts: &[usize]) -> (Vec<f64>, Vec<u32>) {
+    // Values by position in `scope` then `v`, so the work is independent of the number of variables.
+    let vars: Vec<usize> = scope.iter().copied().chain([v]).collect();
+    let at: Vec<Vec<usize>> = used
+        .iter()
+        .map(|f| f.scope.iter().map(|u| vars.iter().position(|w| w == u).expect("in scope")).collect())
+        .collect();
     let size: usize = scope.iter().map(|&u| counts[u]).product();
     let mut table = vec![f64::INFINITY; size];
     let mut best = vec![0u32; size];
-    let mut choice = vec![0usize; counts.len()];
+    let mut value = vec![0usize; vars.len()];
     for (entry, (cost, arg)) in table.iter_mut().zip(best.iter_mut()).enumerate() {
         let mut rest = entry;
-        for &u in scope.iter().rev() {
-            choice[u] = rest % counts[u];
+        for (k, &u) in scope.iter().enumerate().rev() {
+            value[k] = rest % counts[u];
             rest /= counts[u];
         }
         for s in 0..counts[v] {
-            choice[v] = s;
-            let sum: f64 = used.iter().map(|f| f.table[index_of(&f.scope, &choice, counts)]).sum();
+            value[scope.len()] = s;
+            let sum: f64 = used
+                .iter()
+                .zip(&at)
+                .map(|(f, at)| f.table[at.iter().fold(0, |i, &k| i * counts[vars[k]] + value[k])])
+                .sum();
             if sum < *cost {
                 (*cost, *arg) = (sum, s as u32);
             }

@@ -42,13 +42,18 @@ pub const MAX_PLANS_PER_OP: usize = 4096;
 /// Most entries of all pairwise cost tables together (one per producer plan × consumer plan per edge).
 pub const MAX_TABLE_ENTRIES: usize = 1 << 26;
 
-/// Why a problem cannot be built or solved, with the numbers.
+/// Why a problem cannot be built or solved, with the numbers, and the op at fault when there is one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShardError(pub String);
+pub struct ShardError {
+    /// What is wrong.
+    pub message: String,
+    /// The position of the op at fault in the problem's op list.
+    pub op: Option<usize>,
+}
 
 impl fmt::Display for ShardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -56,5 +61,5 @@ impl std::error::Error for ShardError {}
 
 /// A [`ShardError`] from a message.
 pub(crate) fn err<T>(message: impl Into<String>) -> Result<T, ShardError> {
-    Err(ShardError(message.into()))
+    Err(ShardError { message: message.into(), op: None })
 }

@@ -1,14 +1,15 @@
-//! Text reports of an assignment: each op's plan and output spec, and each reshard with its collectives.
+//! Text reports of an assignment: each op's plan, output spec and how it combines partial results, and each
+//! reshard with its collectives.
 
 use super::problem::Problem;
-use super::reshard::reshard;
+use super::reshard::{reshard, Transfer};
 use super::strategies::Strategies;
 use super::tables::Tables;
-use crate::machine::Machine;
+use crate::machine::{Machine, Mesh};
 use std::fmt::Write;
 
-/// One line per op (`name plan -> spec`), then one line per edge that moves bytes (`tensor: from -> to:
-/// collective along axis (bytes) ...`).
+/// One line per op (`name plan -> spec: collectives`), then one line per edge that moves bytes (`producer ->
+/// consumer: from to to: collectives`).
 pub fn plans(
     problem: &Problem,
     strategies: &Strategies,
@@ -20,8 +21,12 @@ pub fn plans(
     let mut out = String::new();
     for (k, op) in problem.ops().iter().enumerate() {
         let s = &strategies.0[k][choice[k]];
-        let spec = s.output.as_ref().map(|o| o.display(mesh).to_string()).unwrap_or_default();
-        let _ = writeln!(out, "{} {} -> {spec}", op.name, s.plan.display(&op.index, mesh));
+        let _ = write!(out, "{} {}", op.name, s.plan.display(&op.index, mesh));
+        if let Some(spec) = &s.output {
+            let _ = write!(out, " -> {}", spec.display(mesh));
+        }
+        transfers(&mut out, &s.finish, mesh);
+        out.push('\n');
     }
     for e in &tables.edges {
         let have = strategies.0[e.from][choice[e.from]].output.as_ref().expect("a producer has an output spec");
@@ -30,24 +35,24 @@ pub fn plans(
             Some(slot) => &to.inputs[slot],
             None => to.output.as_ref().expect("an aliased tensor has a spec"),
         };
-        let transfers = reshard(problem.tensor(e.tensor), have, want, machine);
-        if transfers.is_empty() {
+        let list = reshard(problem.tensor(e.tensor), have, want, machine);
+        if list.is_empty() {
             continue;
         }
         let t = problem.tensor(e.tensor);
         let consumer = &problem.ops()[e.to].name;
-        let _ = write!(out, "{} -> {consumer}: {} to {}:", t.name, have.display(mesh), want.display(mesh));
-        for x in transfers {
-            let _ = write!(
-                out,
-                " {} along {} ({} B, {:.2})",
-                x.collective,
-                mesh.axes()[x.axis].name,
-                x.group_bytes,
-                x.time
-            );
-        }
+        let _ = write!(out, "{} -> {consumer}: {} to {}", t.name, have.display(mesh), want.display(mesh));
+        transfers(&mut out, &list, mesh);
         out.push('\n');
     }
     out
+}
+
+/// `: all-reduce along x (B bytes per group, time T)` for each collective, nothing for none.
+fn transfers(out: &mut String, list: &[Transfer], mesh: &Mesh) {
+    for (k, x) in list.iter().enumerate() {
+        let sep = if k == 0 { ":" } else { "," };
+        let axis = &mesh.axes()[x.axis].name;
+        let _ = write!(out, "{sep} {} along {axis} ({} B per group, time {:.2})", x.collective, x.group_bytes, x.time);
+    }
 }

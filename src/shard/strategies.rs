@@ -54,11 +54,12 @@ impl Strategies {
             let mut out: Vec<Strategy> = plans.into_iter().flat_map(|p| strategies(problem, op, p, machine)).collect();
             if out.is_empty() {
                 let plan = op.pinned.as_ref().map(|p| p.display(&op.index, machine.mesh()).to_string());
-                return err(format!(
-                    "op '{}' is pinned to plan {} that it cannot take",
-                    op.name,
+                let message = format!(
+                    "pinned to plan {}, which it cannot take (a dimension split into more parts than its extent, or one \
+                     axis splitting two dimensions of a tensor)",
                     plan.unwrap_or_default()
-                ));
+                );
+                return Err(ShardError { message, op: Some(all.len()) });
             }
             out.sort_by_key(|s| split_count(&s.plan));
             all.push(out);
@@ -106,9 +107,13 @@ fn candidate_plans(op: &Op, machine: &Machine) -> Vec<Plan> {
     plans.filter(|p| !op.split_all || p.used() == all).collect()
 }
 
-/// Whether index dimension `i` moves the output or is reduced (splitting any other one duplicates work).
+/// Whether index dimension `i` moves the output or is reduced (splitting any other one duplicates work); for an
+/// op without an output (a sink), whether it moves an input (the value is observed where it lies).
 fn splittable(op: &Op, i: usize) -> bool {
-    op.reduced.contains(&i) || op.output.as_ref().is_some_and(|(_, ipf)| moves(ipf, i))
+    match &op.output {
+        Some((_, ipf)) => op.reduced.contains(&i) || moves(ipf, i),
+        None => op.inputs.iter().any(|(_, ipf)| moves(ipf, i)),
+    }
 }
 
 fn moves(ipf: &Ipf, i: usize) -> bool {

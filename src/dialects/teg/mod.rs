@@ -6,6 +6,7 @@ pub mod block_op;
 pub mod eval;
 pub mod interfaces;
 pub mod ops;
+pub mod shard_problem;
 pub mod signature;
 pub mod tensor_type;
 pub mod verify;

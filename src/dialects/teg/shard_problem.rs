@@ -1,0 +1,243 @@
+//! A TEG graph as a sharding problem for the search core (`crate::shard`): the mesh its `teg.mesh` attribute
+//! declares, one problem op per TEG op with its index maps, and plans read from and written to `teg.shard`
+//! attributes.
+//!
+//! `teg.mesh = {axes = ["x", "y"], shape = [2, 4], alpha = [1.0, 1.0], beta = [1.0, 0.01], memory = 1048576000}`
+//! on a `teg.graph`: named axes, outermost first, with their sizes; per axis the link latency `α` and time per
+//! byte `β` (default 1 each); the bytes per device (default: no limit). Compute is free (no rates yet), so
+//! contractions and convolutions, the heavy ops, always split over the whole mesh (Alpa's model).
+//!
+//! A sink named as a source (`teg.sink @W1` after `teg.source @W1`) writes its value back over the source, as an
+//! updated weight of a training step: the problem charges the reshard back to the source's spec.
+//!
+//! `teg.shard = {batch = "x", n = ["x", "y"]}` on an op: the mesh axes each index dimension is split over (a
+//! name, or a list for several); dimensions left out are not split. `teg-auto-shard` treats it as a pin.
+
+use super::ops::{decode, Io, OpKind};
+use super::tensor_type::as_tensor;
+use crate::interfaces::sharding::index_maps_of;
+use crate::ir::{Attr, AttrId, Context, Diagnostic, OpId, ValueId};
+use crate::machine::{presets, Machine};
+use crate::shard::{AxisSet, Op, Plan, Problem, Tensor, TensorId};
+use crate::zspace::{Ipf, ZAffineMap};
+use std::collections::HashMap;
+
+/// The graph attribute declaring the mesh.
+pub const MESH_ATTR: &str = "teg.mesh";
+/// The op attribute holding a plan.
+pub const SHARD_ATTR: &str = "teg.shard";
+
+/// A graph's problem and, per problem op, the TEG op it stands for.
+pub struct GraphProblem {
+    /// The problem.
+    pub problem: Problem,
+    /// The TEG op of each problem op.
+    pub ops: Vec<OpId>,
+}
+
+/// The machine `graph`'s `teg.mesh` attribute declares (`None` without one).
+pub fn mesh_of(ctx: &Context, graph: OpId) -> Option<Result<Machine, Diagnostic>> {
+    let attr = ctx.op_attr(graph, MESH_ATTR)?;
+    Some(read_mesh(ctx, attr).map_err(|e| Diagnostic::error(ctx.body.op(graph).loc, format!("{MESH_ATTR}: {e}"))))
+}
+
+fn read_mesh(ctx: &Context, attr: AttrId) -> Result<Machine, String> {
+    if !matches!(ctx.attr_data(attr), Attr::Dict(_)) {
+        return Err("must be a dictionary {axes = [...], shape = [...], ...}".into());
+    }
+    let field = |key: &str| ctx.dict_get(attr, key).map(|a| ctx.attr_data(a));
+    let list = |key: &str| -> Result<Option<Vec<&Attr>>, String> {
+        match field(key) {
+            None => Ok(None),
+            Some(Attr::Array(items)) => Ok(Some(items.iter().map(|&i| ctx.attr_data(i)).collect())),
+            Some(_) => Err(format!("'{key}' must be a list")),
+        }
+    };
+    let axes: Vec<String> = list("axes")?
+        .ok_or("needs 'axes', a list of axis names")?
+        .iter()
+        .map(|a| a.as_str().map(str::to_string).ok_or("'axes' must be a list of names"))
+        .collect::<Result<_, _>>()?;
+    let shape: Vec<usize> = list("shape")?
+        .ok_or("needs 'shape', a list of axis sizes")?
+        .iter()
+        .map(|a| a.as_int().and_then(|v| usize::try_from(v).ok()).ok_or("'shape' must be a list of sizes"))
+        .collect::<Result<_, _>>()?;
+    if axes.len() != shape.len() {
+        return Err(format!("{} axes but {} sizes", axes.len(), shape.len()));
+    }
+    let numbers = |key: &str| -> Result<Vec<f64>, String> {
+        match list(key)? {
+            None => Ok(vec![1.0; axes.len()]),
+            Some(items) if items.len() == axes.len() => {
+                items.iter().map(|a| number(a).ok_or(format!("'{key}' must be numbers"))).collect()
+            }
+            Some(items) => Err(format!("'{key}' has {} numbers for {} axes", items.len(), axes.len())),
+        }
+    };
+    let memory = match field("memory") {
+        None => u64::MAX,
+        Some(a) => a.as_int().and_then(|v| u64::try_from(v).ok()).ok_or("'memory' must be a byte count")?,
+    };
+    let named: Vec<(&str, usize)> = axes.iter().map(String::as_str).zip(shape).collect();
+    presets::alpa(&named, &numbers("alpha")?, &numbers("beta")?, memory).map_err(|e| e.to_string())
+}
+
+fn number(a: &Attr) -> Option<f64> {
+    match a {
+        Attr::Float { bits, .. } => Some(f64::from_bits(*bits)),
+        other => other.as_int().map(|v| v as f64),
+    }
+}
+
+/// The plan of `op`'s `teg.shard` attribute over index dimensions `index` (`None` without one).
+pub fn plan_of(
+    ctx: &Context,
+    op: OpId,
+    index: &[(String, u64)],
+    machine: &Machine,
+) -> Option<Result<Plan, Diagnostic>> {
+    let attr = ctx.op_attr(op, SHARD_ATTR)?;
+    let err = |m: String| Diagnostic::error(ctx.body.op(op).loc, format!("{SHARD_ATTR}: {m}"));
+    Some(read_plan(ctx, attr, index, machine).map_err(err))
+}
+
+fn read_plan(ctx: &Context, attr: AttrId, index: &[(String, u64)], machine: &Machine) -> Result<Plan, String> {
+    if !matches!(ctx.attr_data(attr), Attr::Dict(_)) {
+        return Err("must be a dictionary {dimension = \"axis\", ...}".into());
+    }
+    let mut plan = Plan::replicated(index.len());
+    for (key, value) in ctx.dict_entries(attr) {
+        let name = ctx.str(*key);
+        let Some(d) = index.iter().position(|i| i.0 == name) else {
+            let known: Vec<&str> = index.iter().map(|i| i.0.as_str()).collect();
+            return Err(format!("the op has no index dimension '{name}' (it has: {})", known.join(", ")));
+        };
+        let names: Vec<&str> = match ctx.attr_data(*value) {
+            Attr::String(s) => vec![s],
+            Attr::Array(items) => items.iter().filter_map(|&i| ctx.attr_data(i).as_str()).collect(),
+            _ => return Err(format!("'{name}' must name a mesh axis or list mesh axes")),
+        };
+        for axis in names {
+            let a = machine.mesh().axis_index(axis).map_err(|_| format!("the mesh has no axis '{axis}'"))?;
+            if plan.used().has(a) {
+                return Err(format!("axis '{axis}' splits two index dimensions"));
+            }
+            plan.0[d] = plan.0[d].union(AxisSet::one(a));
+        }
+    }
+    Ok(plan)
+}
+
+/// Writes `plan` on `op` as its `teg.shard` attribute (removed when it splits nothing).
+pub fn set_plan(ctx: &mut Context, op: OpId, plan: &Plan, index: &[(String, u64)], machine: &Machine) {
+    let mut entries = Vec::new();
+    for (set, (name, _)) in plan.0.iter().zip(index) {
+        let axes: Vec<String> = set.axes().map(|a| machine.mesh().axes()[a].name.clone()).collect();
+        let value = match axes.as_slice() {
+            [] => continue,
+            [one] => ctx.string_attr(one),
+            many => {
+                let items: Vec<AttrId> = many.iter().map(|a| ctx.string_attr(a)).collect();
+                ctx.attr(Attr::Array(items.into()))
+            }
+        };
+        let key = ctx.sym(name);
+        entries.push((key, value));
+    }
+    if entries.is_empty() {
+        ctx.remove_op_attr(op, SHARD_ATTR);
+    } else {
+        let dict = ctx.dict_attr(entries);
+        ctx.set_op_attr(op, SHARD_ATTR, dict);
+    }
+}
+
+/// The problem of `graph` on `machine`: every op with index maps (sources, sinks, views, operators), in order;
+/// an op whose inputs are read piecewise or through a map that is not affine runs whole (not split). With
+/// `pins`, each op's `teg.shard` plan is its only choice.
+pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> Result<GraphProblem, Vec<Diagnostic>> {
+    let region = ctx.body.regions(graph)[0];
+    let mut tensors: Vec<Tensor> = Vec::new();
+    let mut ids: HashMap<ValueId, TensorId> = HashMap::new();
+    let mut ops = Vec::new();
+    let mut teg_ops = Vec::new();
+    let mut diags = Vec::new();
+    let mut sources: HashMap<String, TensorId> = HashMap::new();
+    let mut aliases = Vec::new();
+    for &block in &ctx.body.region(region).blocks {
+        for op in ctx.body.block_ops(block) {
+            let Ok(kind) = decode(ctx, op) else { continue };
+            let Some(maps) = index_maps_of(ctx, op) else { continue };
+            let name = format!("{} at {}", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc));
+            let inputs: Vec<(ValueId, TensorId)> =
+                ctx.body.operands(op).filter_map(|v| ids.get(&v).map(|&t| (v, t))).collect();
+            let output = ctx.body.results(op).next().and_then(|v| {
+                let t = as_tensor(ctx, ctx.body.value_type(v))?;
+                let persistent = matches!(kind, OpKind::Io(Io::Source { .. }));
+                tensors.push(Tensor {
+                    name: name.clone(),
+                    shape: t.shape(),
+                    elem_bytes: t.dtype.size() as u64,
+                    persistent,
+                });
+                let id = TensorId(tensors.len() as u32 - 1);
+                ids.insert(v, id);
+                Some(id)
+            });
+            match (&kind, output) {
+                (OpKind::Io(Io::Source { name }), Some(t)) => {
+                    sources.insert(name.clone(), t);
+                }
+                (OpKind::Io(Io::Sink { name }), _) => {
+                    for &(_, t) in &inputs {
+                        tensors[t.0 as usize].persistent = true;
+                        // A sink named as a source writes the value back over it: it should keep its spec.
+                        if let Some(&original) = sources.get(name) {
+                            let same = tensors[t.0 as usize].shape == tensors[original.0 as usize].shape
+                                && tensors[t.0 as usize].elem_bytes == tensors[original.0 as usize].elem_bytes;
+                            if same {
+                                aliases.push((t, original));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let whole =
+                maps.inputs.len() != inputs.len() || maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine);
+            let mut problem_op = if whole {
+                let read = inputs.iter().map(|&(_, t)| (t, constant(&tensors[t.0 as usize].shape))).collect();
+                let write = output.map(|t| (t, constant(&tensors[t.0 as usize].shape)));
+                Op { shardable: false, ..Op::new(&name, Vec::new(), read, write, Vec::new()) }
+            } else {
+                let read = inputs.iter().zip(&maps.inputs).map(|(&(_, t), (_, p))| (t, p[0].ipf.clone())).collect();
+                let write = output.zip(maps.outputs.first()).map(|(t, o)| (t, o.1.clone()));
+                let reduced = maps.reductions.iter().map(|r| r.0).collect();
+                Op::new(&name, maps.index.clone(), read, write, reduced)
+            };
+            problem_op.split_all = matches!(kind, OpKind::Contraction(_) | OpKind::Conv2d(_));
+            if pins {
+                match plan_of(ctx, op, &problem_op.index, machine) {
+                    Some(Ok(plan)) => problem_op.pinned = Some(plan),
+                    Some(Err(d)) => diags.push(d),
+                    None => {}
+                }
+            }
+            ops.push(problem_op);
+            teg_ops.push(op);
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let problem = Problem::new(tensors, ops, aliases)
+        .map_err(|e| vec![Diagnostic::error(ctx.body.op(graph).loc, e.to_string())])?;
+    Ok(GraphProblem { problem, ops: teg_ops })
+}
+
+/// The IPF of an op that is not split (an index space of rank 0): it reads or writes the whole tensor.
+fn constant(shape: &[u64]) -> Ipf {
+    let map = ZAffineMap::new(0, vec![Vec::new(); shape.len()], vec![0; shape.len()]).expect("rows of no inputs");
+    Ipf::new(map, shape.to_vec()).expect("one extent per row")
+}
