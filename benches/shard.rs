@@ -3,6 +3,9 @@
 //! optimum (variable elimination) and its solve time, then the search with a 1 s budget (seed 1): its cost, the
 //! gap to the optimum, its time and rounds. Then the frontier's spread under a tight memory limit.
 //!
+//! Then `teg-cost` and `teg-auto-shard{max-rounds=1}` on chains of 5k, 10k and 20k TEG ops (every other op pinned
+//! to split rows, the rest to split columns, so every edge reshards), to show they grow linearly.
+//!
 //! `cargo bench --bench shard`
 
 use std::time::{Duration, Instant};
@@ -14,6 +17,39 @@ fn prepare(p: &Problem, m: &Machine) -> (Strategies, Tables) {
     let s = Strategies::of(p, m).expect("strategies");
     let t = Tables::build(p, &s, m).expect("tables");
     (s, t)
+}
+
+/// A chain of `n` relu ops on a [64, 64] tensor over a mesh of 2 × 2, alternately split by rows and by columns.
+fn chain(n: usize) -> String {
+    let ty = "!teg.tensor<[r=64, c=64] x f32>";
+    let mut text = format!(
+        "teg.graph @chain attributes {{teg.mesh = {{axes = [\"x\", \"y\"], shape = [2, 2]}}}} {{\n  %v0 = teg.source @x : {ty}\n"
+    );
+    for i in 1..=n {
+        let dim = if i % 2 == 0 { "r" } else { "c" };
+        text += &format!("  %v{i} = teg.relu %v{} attributes {{teg.shard = {{{dim} = \"x\"}}}} : {ty}\n", i - 1);
+    }
+    text += &format!("  %s = teg.sink @y %v{n} : {ty} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n");
+    text
+}
+
+/// Seconds to parse and run `pipeline` on `text`.
+fn time_pipeline(text: &str, pipeline: &str) -> f64 {
+    let mut ctx = tapestry::context();
+    let module = tapestry::parse_and_verify(&mut ctx, "chain.tap", text).expect("valid");
+    let start = Instant::now();
+    tapestry::run_pipeline(&mut ctx, module, pipeline).expect("runs");
+    start.elapsed().as_secs_f64()
+}
+
+fn scaling() {
+    println!();
+    println!("| pass | 5k ops | 10k ops | 20k ops |");
+    println!("|---|---|---|---|");
+    for pipeline in ["builtin.module(teg-cost)", "builtin.module(teg-auto-shard{max-rounds=1})"] {
+        let t: Vec<f64> = [5_000, 10_000, 20_000].iter().map(|&n| time_pipeline(&chain(n), pipeline) * 1e3).collect();
+        println!("| `{pipeline}` | {:.1} ms | {:.1} ms | {:.1} ms |", t[0], t[1], t[2]);
+    }
 }
 
 fn main() {
@@ -49,4 +85,5 @@ fn main() {
             );
         }
     }
+    scaling();
 }
