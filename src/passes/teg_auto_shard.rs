@@ -7,10 +7,10 @@
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::shard_problem::{mesh_of, problem_of, set_plan};
-use crate::ir::{walk, Context, Diagnostic, OpId};
-use crate::shard::tables::Tables;
-use crate::shard::{search, Costs, Objective, SearchOptions, Strategies};
+use crate::dialects::teg::graphs_under;
+use crate::dialects::teg::shard_problem::{prepare, set_plan, Prepared};
+use crate::ir::{Context, Diagnostic, OpId};
+use crate::shard::{search, Costs, Objective, SearchOptions};
 use std::time::Duration;
 
 /// The registration of `teg-auto-shard`.
@@ -68,22 +68,10 @@ impl Pass for AutoShard {
     }
 
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
-        let graphs: Vec<OpId> = std::iter::once(root)
-            .chain(walk::preorder(&ctx.body, root))
-            .filter(|&op| ctx.op_name(op) == "teg.graph")
-            .collect();
         let mut changed = Changed::No;
-        for graph in graphs {
-            let Some(machine) = mesh_of(ctx, graph) else { continue };
-            let machine = machine.map_err(|d| vec![d])?;
-            let gp = problem_of(ctx, graph, &machine, true)?;
-            let gp_ops = gp.ops.clone();
-            let fail = |e: crate::shard::ShardError| {
-                let at = e.op.and_then(|k| gp_ops.get(k).copied()).unwrap_or(graph);
-                vec![Diagnostic::error(ctx.body.op(at).loc, e.to_string())]
-            };
-            let strategies = Strategies::of(&gp.problem, &machine).map_err(fail)?;
-            let tables = Tables::build(&gp.problem, &strategies, &machine).map_err(fail)?;
+        for graph in graphs_under(ctx, root) {
+            let Some(prepared) = prepare(ctx, graph, false) else { continue };
+            let Prepared { machine, graph: gp, strategies, tables } = prepared?;
             let options = SearchOptions {
                 seed: self.seed,
                 budget: self.budget,

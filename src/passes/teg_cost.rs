@@ -6,10 +6,10 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::shard_problem::{mesh_of, problem_of};
-use crate::ir::{walk, Context, Diagnostic, OpId};
-use crate::shard::tables::Tables;
-use crate::shard::{evaluate, report, Strategies};
+use crate::dialects::teg::graphs_under;
+use crate::dialects::teg::shard_problem::{prepare, Prepared};
+use crate::ir::{Context, Diagnostic, OpId};
+use crate::shard::{evaluate, report};
 
 /// The registration of `teg-cost`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
@@ -35,35 +35,17 @@ impl Pass for Cost {
     }
 
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
-        let graphs: Vec<OpId> = std::iter::once(root)
-            .chain(walk::preorder(&ctx.body, root))
-            .filter(|&op| ctx.op_name(op) == "teg.graph")
-            .collect();
-        for graph in graphs {
-            let Some(machine) = mesh_of(ctx, graph) else { continue };
-            let machine = machine.map_err(|d| vec![d])?;
-            let mut gp = problem_of(ctx, graph, &machine, true)?;
-            let gp_ops = gp.ops.clone();
-            let mut ops = gp.problem.ops().to_vec();
-            for op in &mut ops {
-                op.pinned.get_or_insert_with(|| crate::shard::Plan::replicated(op.index.len()));
-                op.split_all = false;
-            }
-            let fail = |e: crate::shard::ShardError| {
-                let at = e.op.and_then(|k| gp_ops.get(k).copied()).unwrap_or(graph);
-                vec![Diagnostic::error(ctx.body.op(at).loc, e.to_string())]
-            };
-            gp.problem = crate::shard::Problem::new(gp.problem.tensors().to_vec(), ops, gp.problem.aliases().to_vec())
-                .map_err(fail)?;
-            let strategies = Strategies::of(&gp.problem, &machine).map_err(fail)?;
-            let tables = Tables::build(&gp.problem, &strategies, &machine).map_err(fail)?;
+        for graph in graphs_under(ctx, root) {
+            let Some(prepared) = prepare(ctx, graph, true) else { continue };
+            let Prepared { machine, graph: gp, strategies, tables } = prepared?;
             // Each op's plan is pinned; the cheapest way to combine its partial results is the exact optimum.
+            let fail = |e: crate::shard::ShardError| vec![Diagnostic::error(ctx.body.op(graph).loc, e.to_string())];
             let (choice, _) = crate::shard::exact::optimum(&tables).map_err(fail)?;
             let costs = evaluate(&gp.problem, &strategies, &tables, &machine, &choice);
             let name = crate::ir::symbols::symbol_name(ctx, graph).unwrap_or_default();
             let mesh: Vec<String> = machine.mesh().axes().iter().map(|a| format!("{}={}", a.name, a.size)).collect();
-            let mut text =
-                format!("teg-cost @{name} on mesh {} ({} devices)\n", mesh.join(", "), machine.mesh().num_devices());
+            let devices = machine.mesh().num_devices();
+            let mut text = format!("teg-cost @{name} on mesh {} ({devices} devices)\n", mesh.join(", "));
             text += &report::plans(&gp.problem, &strategies, &tables, &machine, &choice);
             text += &format!(
                 "total: time {:.0}, compute {:.0}, communication {:.0}, peak memory {} B per device, moved {:.0} B\n",

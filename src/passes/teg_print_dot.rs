@@ -9,7 +9,7 @@ use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::interfaces::sharding::{signature_of, Signature};
 use crate::ir::symbols::symbol_name;
-use crate::ir::{walk, Context, Diagnostic, OpId};
+use crate::ir::{Context, Diagnostic, OpId};
 use std::collections::HashMap;
 
 /// The registration of `teg-print-dot`.
@@ -36,11 +36,7 @@ impl Pass for PrintDot {
     }
 
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
-        let graphs: Vec<OpId> = std::iter::once(root)
-            .chain(walk::preorder(&ctx.body, root))
-            .filter(|&op| ctx.op_name(op) == "teg.graph")
-            .collect();
-        for graph in graphs {
+        for graph in crate::dialects::teg::graphs_under(ctx, root) {
             let _ = env.out.write_all(dot(ctx, graph).as_bytes());
             env.stats.add("num-graphs", 1);
         }

@@ -34,6 +34,14 @@ pub fn find_graph(ctx: &Context, root: OpId, name: &str) -> Option<OpId> {
     crate::ir::walk::preorder(&ctx.body, root).into_iter().find(|&op| is(op))
 }
 
+/// Every `teg.graph` at or under `root`, in preorder.
+pub fn graphs_under(ctx: &Context, root: OpId) -> Vec<OpId> {
+    std::iter::once(root)
+        .chain(crate::ir::walk::preorder(&ctx.body, root))
+        .filter(|&op| ctx.op_name(op) == "teg.graph")
+        .collect()
+}
+
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {
     match (name, body) {
         ("teg.tensor", Some(body)) => Ok(tensor_type(ctx, TensorType::parse(body)?)),

@@ -18,7 +18,8 @@ use super::tensor_type::as_tensor;
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, OpId, ValueId};
 use crate::machine::{presets, Machine};
-use crate::shard::{AxisSet, Op, Plan, Problem, Tensor, TensorId};
+use crate::shard::tables::Tables;
+use crate::shard::{AxisSet, Op, Plan, Problem, ShardError, Strategies, Tensor, TensorId};
 use crate::zspace::{Ipf, ZAffineMap};
 use std::collections::HashMap;
 
@@ -33,6 +34,54 @@ pub struct GraphProblem {
     pub problem: Problem,
     /// The TEG op of each problem op.
     pub ops: Vec<OpId>,
+}
+
+/// A graph ready for the search core: its machine, its problem, the problem's strategies and cost tables.
+pub struct Prepared {
+    /// The machine of the graph's mesh.
+    pub machine: Machine,
+    /// The problem and the TEG op of each problem op.
+    pub graph: GraphProblem,
+    /// Every op's strategies.
+    pub strategies: Strategies,
+    /// The pairwise cost tables.
+    pub tables: Tables,
+}
+
+/// Prepares `graph` (`None` without a `teg.mesh`): its mesh, its problem with `teg.shard` plans as pins (with
+/// `replicate_unplanned`, an op without one is pinned to splitting nothing, and no op must split over the whole
+/// mesh: the plans are priced as written), the strategies and the tables. Errors are placed at the op at fault.
+pub fn prepare(ctx: &Context, graph: OpId, replicate_unplanned: bool) -> Option<Result<Prepared, Vec<Diagnostic>>> {
+    let machine = match mesh_of(ctx, graph)? {
+        Ok(m) => m,
+        Err(d) => return Some(Err(vec![d])),
+    };
+    Some(prepare_on(ctx, graph, machine, replicate_unplanned))
+}
+
+fn prepare_on(
+    ctx: &Context,
+    graph: OpId,
+    machine: Machine,
+    replicate_unplanned: bool,
+) -> Result<Prepared, Vec<Diagnostic>> {
+    let mut gp = problem_of(ctx, graph, &machine, true)?;
+    let fail = |e: ShardError, ops: &[OpId]| {
+        let at = e.op.and_then(|k| ops.get(k).copied()).unwrap_or(graph);
+        vec![Diagnostic::error(ctx.body.op(at).loc, e.to_string())]
+    };
+    if replicate_unplanned {
+        let mut ops = gp.problem.ops().to_vec();
+        for op in &mut ops {
+            op.pinned.get_or_insert_with(|| Plan::replicated(op.index.len()));
+            op.split_all = false;
+        }
+        let (tensors, aliases) = (gp.problem.tensors().to_vec(), gp.problem.aliases().to_vec());
+        gp.problem = Problem::new(tensors, ops, aliases).map_err(|e| fail(e, &gp.ops))?;
+    }
+    let strategies = Strategies::of(&gp.problem, &machine).map_err(|e| fail(e, &gp.ops))?;
+    let tables = Tables::build(&gp.problem, &strategies, &machine).map_err(|e| fail(e, &gp.ops))?;
+    Ok(Prepared { machine, graph: gp, strategies, tables })
 }
 
 /// The machine `graph`'s `teg.mesh` attribute declares (`None` without one).
