@@ -44,6 +44,9 @@ static INFO: PassInfo = PassInfo {
 /// The device attribute of a shard op.
 pub const DEVICES_ATTR: &str = "teg.devices";
 
+/// Most shards one op may be split into (the product of its split dimensions' parts); past it, an error at the op.
+pub const MAX_SHARDS: u64 = 4096;
+
 fn create(_: &super::options::OptionValues) -> Box<dyn Pass> {
     Box::new(Shard)
 }
@@ -119,6 +122,10 @@ fn split(ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan, machine: &M
     let out_type = as_tensor(ctx, ctx.body.value_type(result)).ok_or("the result is not a tensor")?.clone();
     let operands: Vec<ValueId> = ctx.body.operands(op).collect();
     let mesh = machine.mesh();
+    let shards = plan.0.iter().try_fold(1u64, |n, s| n.checked_mul(s.parts(mesh).max(1)));
+    if shards.is_none_or(|n| n > MAX_SHARDS) {
+        return Err(format!("the plan makes more than MAX_SHARDS ({MAX_SHARDS}) shards of one op"));
+    }
     let whole = maps.index_range();
     // Per index dimension, its pieces (one when not split).
     let pieces: Vec<Vec<ZRange>> = (0..maps.index.len())

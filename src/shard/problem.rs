@@ -54,8 +54,9 @@ pub struct Op {
     pub pinned: Option<Plan>,
     /// Whether the op may be split at all (an op without a signature runs whole, on replicated inputs).
     pub shardable: bool,
-    /// Whether every plan must split it over every mesh axis (of more than one device): Alpa's assumption that
-    /// heavy ops are always spread over the whole mesh, which its benchmark needs since compute is free there.
+    /// Whether every plan must split it over every mesh axis (of more than one device), when some plan can: Alpa's
+    /// assumption that heavy ops are always spread over the whole mesh, which its benchmark needs since compute is
+    /// free there.
     pub split_all: bool,
 }
 

@@ -53,12 +53,14 @@ impl Strategies {
             };
             let mut out: Vec<Strategy> = plans.into_iter().flat_map(|p| strategies(problem, op, p, machine)).collect();
             if out.is_empty() {
-                let plan = op.pinned.as_ref().map(|p| p.display(&op.index, machine.mesh()).to_string());
-                let message = format!(
-                    "pinned to plan {}, which it cannot take (a dimension split into more parts than its extent, or one \
-                     axis splitting two dimensions of a tensor)",
-                    plan.unwrap_or_default()
-                );
+                let message = match &op.pinned {
+                    Some(plan) => format!(
+                        "pinned to plan {}, which it cannot take (a dimension split into more parts than its extent, \
+                         or one axis splitting two dimensions of a tensor)",
+                        plan.display(&op.index, machine.mesh())
+                    ),
+                    None => "no plan splits it over the whole mesh (its dimensions are too few or too small)".into(),
+                };
                 return Err(ShardError { message, op: Some(all.len()) });
             }
             out.sort_by_key(|s| split_count(&s.plan));
@@ -104,7 +106,14 @@ fn candidate_plans(op: &Op, machine: &Machine) -> Vec<Plan> {
         }
         plan
     });
-    plans.filter(|p| !op.split_all || p.used() == all).collect()
+    let plans: Vec<Plan> = plans.collect();
+    // Over the whole mesh when the op can be; otherwise (too few or too small dimensions) any plan.
+    let whole: Vec<Plan> = plans.iter().filter(|p| p.used() == all).cloned().collect();
+    if op.split_all && !whole.is_empty() {
+        whole
+    } else {
+        plans
+    }
 }
 
 /// Whether index dimension `i` moves the output or is reduced (splitting any other one duplicates work); for an

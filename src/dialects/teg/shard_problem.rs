@@ -23,6 +23,9 @@ use crate::shard::{AxisSet, Op, Plan, Problem, ShardError, Strategies, Tensor, T
 use crate::zspace::{Ipf, ZAffineMap};
 use std::collections::HashMap;
 
+/// Most devices a `teg.mesh` may have (the product of its axis sizes); past it, an error at the graph.
+pub const MAX_MESH_DEVICES: usize = 1 << 16;
+
 /// The graph attribute declaring the mesh.
 pub const MESH_ATTR: &str = "teg.mesh";
 /// The op attribute holding a plan.
@@ -128,6 +131,10 @@ fn read_mesh(ctx: &Context, attr: AttrId) -> Result<Machine, String> {
         None => u64::MAX,
         Some(a) => a.as_int().and_then(|v| u64::try_from(v).ok()).ok_or("'memory' must be a byte count")?,
     };
+    let devices = shape.iter().try_fold(1usize, |n, &s| n.checked_mul(s));
+    if devices.is_none_or(|n| n > MAX_MESH_DEVICES) {
+        return Err(format!("more than MAX_MESH_DEVICES ({MAX_MESH_DEVICES}) devices"));
+    }
     let named: Vec<(&str, usize)> = axes.iter().map(String::as_str).zip(shape).collect();
     presets::alpa(&named, &numbers("alpha")?, &numbers("beta")?, memory).map_err(|e| e.to_string())
 }
