@@ -5,7 +5,7 @@
 //! `teg.mesh = {axes = ["x", "y"], shape = [2, 4], alpha = [1.0, 1.0], beta = [1.0, 0.01], memory = 1048576000}`
 //! on a `teg.graph`: named axes, outermost first, with their sizes; per axis the link latency `α` and time per
 //! byte `β` (default 1 each); the bytes per device (default: no limit). Compute is free (no rates yet), so
-//! contractions and convolutions, the heavy ops, always split over the whole mesh (Alpa's model).
+//! contractions and convolutions, the heavy ops, split over the whole mesh whenever they can (Alpa's model).
 //!
 //! A sink named as a source (`teg.sink @W1` after `teg.source @W1`) writes its value back over the source, as an
 //! updated weight of a training step: the problem charges the reshard back to the source's spec.
