@@ -135,6 +135,7 @@ fn split(ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan, machine: &M
     let mut by_output: BTreeMap<Vec<usize>, Vec<ValueId>> = BTreeMap::new();
     let mut made = 0;
     let reduced: Vec<usize> = maps.reductions.iter().map(|r| r.0).collect();
+    let ranks = ranks_by_part(plan, machine);
     for part in parts(&pieces) {
         let mut index = whole.clone();
         for (i, &k) in part.iter().enumerate() {
@@ -150,7 +151,7 @@ fn split(ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan, machine: &M
         }
         let out_box = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
         let ty = resized(&out_type, &out_box);
-        let devices = devices_of(plan, &part, machine);
+        let devices = ranks.get(&part).cloned().unwrap_or_default();
         let shard = clone_with(ctx, op, &ins, ty, &devices);
         made += 1;
         let key: Vec<usize> = part.iter().enumerate().map(|(i, &k)| if reduced.contains(&i) { 0 } else { k }).collect();
@@ -176,19 +177,17 @@ fn parts(pieces: &[Vec<ZRange>]) -> Vec<Vec<usize>> {
     out
 }
 
-/// The ranks of the devices computing the shard `part`: those whose coordinates along each split dimension's axes
-/// (mixed radix, mesh order) give its piece.
-fn devices_of(plan: &Plan, part: &[usize], machine: &Machine) -> Vec<usize> {
+/// The ranks of the devices computing each shard, keyed by its piece per index dimension: a device computes the
+/// piece its coordinates along the dimension's axes give (mixed radix, mesh order). One pass over the devices.
+fn ranks_by_part(plan: &Plan, machine: &Machine) -> BTreeMap<Vec<usize>, Vec<usize>> {
     let mesh = machine.mesh();
-    (0..mesh.num_devices())
-        .filter(|&rank| {
-            let coords = mesh.coords(rank).expect("a rank of the mesh");
-            plan.0.iter().zip(part).all(|(set, &k)| {
-                let piece = set.axes().fold(0usize, |acc, a| acc * mesh.axes()[a].size + coords[a]);
-                piece == k
-            })
-        })
-        .collect()
+    let mut out: BTreeMap<Vec<usize>, Vec<usize>> = BTreeMap::new();
+    for rank in 0..mesh.num_devices() {
+        let coords = mesh.coords(rank).expect("a rank of the mesh");
+        let part = plan.0.iter().map(|set| set.axes().fold(0usize, |acc, a| acc * mesh.axes()[a].size + coords[a]));
+        out.entry(part.collect()).or_default().push(rank);
+    }
+    out
 }
 
 /// `t` with the extents of `b`.
