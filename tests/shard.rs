@@ -3,10 +3,12 @@
 //! search against the exact optimum.
 
 use std::time::Duration;
-use tapestry::machine::{presets, Collective, Machine};
+use tapestry::machine::{presets, Collective, Machine, Mesh};
 use tapestry::shard::tables::Tables;
+use tapestry::shard::transfers::{self, Kind};
 use tapestry::shard::{self, evaluate, exact, mlp, reshard, search, AxisSet, Objective, SearchOptions};
 use tapestry::shard::{Strategies, Tensor, TensorSpec};
+use tapestry::zspace::ZRange;
 
 /// Alpa's test machine: a `rows × cols` mesh, α = 1, the given β, 1000 MiB per device.
 fn alpa(rows: usize, cols: usize, beta: [f64; 2]) -> Machine {
@@ -146,4 +148,55 @@ fn search_honours_a_memory_limit() {
     assert!(free.frontier.points().len() >= 2, "the frontier trades time for memory");
     let (_, enumerated) = (0, evaluate(&p, &s, &t, &m, &tight.choice));
     assert_eq!(enumerated, tight.costs);
+}
+
+/// A piece: the box `[lo, hi)` per dimension, held by `devices`.
+fn piece(lo: &[i64], hi: &[i64], devices: &[usize]) -> transfers::Piece {
+    transfers::Piece { region: ZRange::new(lo.to_vec(), hi.to_vec()).unwrap(), devices: devices.to_vec() }
+}
+
+/// The moves of one reshard (4-byte cells) and the collective they amount to.
+fn moves_and_kind(
+    mesh: &Mesh,
+    sources: &[transfers::Piece],
+    targets: &[transfers::Piece],
+    partial: bool,
+) -> (Vec<(usize, usize, u64)>, Kind) {
+    let tables: Vec<Vec<transfers::Move>> =
+        targets.iter().map(|t| transfers::table(mesh, sources, t, 4).unwrap()).collect();
+    let edge: Vec<transfers::Reshard> = targets
+        .iter()
+        .zip(&tables)
+        .map(|(target, moves)| transfers::Reshard { sources, target, moves, partial })
+        .collect();
+    let rows = tables.iter().flatten().map(|m| (m.from, m.to, m.bytes)).collect();
+    (rows, transfers::classify(&edge))
+}
+
+#[test]
+fn transfer_tables_come_from_box_intersections() {
+    let line = Mesh::new(&[("x", 2)]).unwrap();
+    // Rows split over two devices.
+    let rows = [piece(&[0, 0], &[2, 4], &[0]), piece(&[2, 0], &[4, 4], &[1])];
+    // To columns: each device sends the other half of its rows' other columns.
+    let cols = [piece(&[0, 0], &[4, 2], &[0]), piece(&[0, 2], &[4, 4], &[1])];
+    assert_eq!(moves_and_kind(&line, &rows, &cols, false), (vec![(1, 0, 16), (0, 1, 16)], Kind::AllToAll));
+    // To whole on both: each receives the other's half.
+    let whole = [piece(&[0, 0], &[4, 4], &[0, 1])];
+    assert_eq!(moves_and_kind(&line, &rows, &whole, false), (vec![(1, 0, 32), (0, 1, 32)], Kind::AllGather));
+    // Rows with a one-row halo: a border row each.
+    let halo = [piece(&[0, 0], &[3, 4], &[0]), piece(&[1, 0], &[4, 4], &[1])];
+    assert_eq!(moves_and_kind(&line, &rows, &halo, false), (vec![(1, 0, 16), (0, 1, 16)], Kind::HaloExchange));
+    // Sub-boxes of what each holds: nothing moves.
+    let inner = [piece(&[0, 0], &[2, 2], &[0]), piece(&[2, 2], &[4, 4], &[1])];
+    assert_eq!(moves_and_kind(&line, &rows, &inner, false), (vec![], Kind::LocalSlice));
+    // Partial sums of one box on both devices.
+    let partials = [piece(&[0, 0], &[4, 4], &[0]), piece(&[0, 0], &[4, 4], &[1])];
+    assert_eq!(moves_and_kind(&line, &partials, &whole, true), (vec![(1, 0, 64), (0, 1, 64)], Kind::AllReduce));
+    assert_eq!(moves_and_kind(&line, &partials, &rows, true), (vec![(1, 0, 32), (0, 1, 32)], Kind::ReduceScatter));
+    // A replicated piece comes from its nearest holder: on a 2 x 2 mesh, device 3 takes from 1 (one coordinate
+    // away) rather than from 0 (two).
+    let square = Mesh::new(&[("x", 2), ("y", 2)]).unwrap();
+    let held = [piece(&[0], &[4], &[0, 1])];
+    assert_eq!(moves_and_kind(&square, &held, &[piece(&[0], &[2], &[3])], false), (vec![(1, 3, 8)], Kind::Send));
 }

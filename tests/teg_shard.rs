@@ -78,7 +78,8 @@ fn plans(dims: usize) -> Vec<Plan> {
     out
 }
 
-/// The outputs of `text` with `choice[k]` the plan of the k-th shardable op, after `teg-shard`.
+/// The outputs of `text` with `choice[k]` the plan of the k-th op (sources included: a planned source is cut into
+/// its devices' boxes), after `teg-shard`.
 fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Option<Plan>) -> IndexMap<String, Array> {
     let mut ctx = tapestry::context();
     let module = tapestry::parse_and_verify(&mut ctx, "g.tap", text).unwrap();
@@ -86,7 +87,7 @@ fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Opti
     let machine = mesh_of(&ctx, graph).unwrap().unwrap();
     let ops: Vec<OpId> = tapestry::ir::walk::preorder(&ctx.body, graph)
         .into_iter()
-        .filter(|&op| !matches!(ctx.op_name(op), "teg.source" | "teg.sink" | "teg.sequence_point" | "teg.graph"))
+        .filter(|&op| !matches!(ctx.op_name(op), "teg.sink" | "teg.sequence_point" | "teg.graph"))
         .collect();
     for (k, &op) in ops.iter().enumerate() {
         let maps = index_maps_of(&ctx, op).unwrap();
@@ -109,7 +110,7 @@ fn ops_of(text: &str, name: &str) -> usize {
     let mut ctx = tapestry::context();
     let module = tapestry::parse_and_verify(&mut ctx, "g.tap", text).unwrap();
     let graph = find_graph(&ctx, module, name).unwrap();
-    let skip = ["teg.source", "teg.sink", "teg.sequence_point", "teg.graph"];
+    let skip = ["teg.sink", "teg.sequence_point", "teg.graph"];
     tapestry::ir::walk::preorder(&ctx.body, graph).into_iter().filter(|&op| !skip.contains(&ctx.op_name(op))).count()
 }
 

@@ -271,9 +271,11 @@ impl Driver<'_> {
             self.statistics.push_str(&instr.statistics_report());
         }
         let (dump, output) = (instr.failure_dump.take(), std::mem::take(&mut instr.output));
+        let mut diags = std::mem::take(&mut instr.remarks);
         drop(instr);
         let _ = self.stdout.write_all(&output);
-        (result.err().unwrap_or_default(), dump)
+        diags.extend(result.err().unwrap_or_default());
+        (diags, dump)
     }
 
     /// Renders diagnostics (or checks them under `--verify-diagnostics`); returns whether the chunk succeeded.

@@ -3,7 +3,7 @@
 
 use super::pass::{PassInfo, Statistics};
 use crate::ir::print::{op_to_string, PrintOptions};
-use crate::ir::{Context, OpId};
+use crate::ir::{Context, Diagnostic, OpId};
 use indexmap::IndexMap;
 use std::io::Write;
 use std::time::Duration;
@@ -69,6 +69,8 @@ pub struct Instrumentation<'w> {
     pub failure_dump: Option<String>,
     /// What the passes printed ([`PassEnv::out`](super::pass::PassEnv)), for the caller to show.
     pub output: Vec<u8>,
+    /// The remarks the passes made, in order, for the caller to render.
+    pub remarks: Vec<Diagnostic>,
 }
 
 impl<'w> Instrumentation<'w> {
@@ -87,6 +89,7 @@ impl<'w> Instrumentation<'w> {
             statistics: IndexMap::new(),
             failure_dump: None,
             output: Vec::new(),
+            remarks: Vec::new(),
         }
     }
 

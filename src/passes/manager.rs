@@ -191,7 +191,8 @@ fn run_pass(
     instr.before(ctx, op, info);
     let mut stats = Statistics::default();
     let start = Instant::now();
-    let result = pass.run(ctx, op, &mut PassEnv { stats: &mut stats, out: &mut instr.output });
+    let result =
+        pass.run(ctx, op, &mut PassEnv { stats: &mut stats, out: &mut instr.output, remarks: &mut instr.remarks });
     instr.time(depth, info.name, start.elapsed());
     instr.record(depth, info.name, info, &stats);
     let changed = match result {

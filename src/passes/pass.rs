@@ -63,6 +63,9 @@ pub struct PassEnv<'a> {
     pub stats: &'a mut Statistics,
     /// Where reports go.
     pub out: &'a mut dyn std::io::Write,
+    /// Remarks about what the pass did (each at the op it concerns); the driver renders them with the
+    /// diagnostics, and `--verify-diagnostics` checks them as `expected-remark`.
+    pub remarks: &'a mut Vec<crate::ir::Diagnostic>,
 }
 
 /// A transformation or analysis over the IR nested under one op.

@@ -1,16 +1,26 @@
 //! `teg-print-dot`: writes each TEG graph as Graphviz DOT, with the whitepaper's node kinds: sources and sinks
 //! (houses), selectors (dashed boxes), cell operators and reductions (ellipses), block operators (3-D boxes)
 //! with their signature (a component node: index space and one IPF per input and output), sequence points
-//! (diamonds), and tensors as the labels of the edges that carry them.
+//! (diamonds), and tensors as the labels of the edges that carry them. In a graph `teg-shard` split, each op is
+//! filled with the colour of the devices that compute it (`teg.devices`, named in its label), and every
+//! `teg.reshard` is a red node naming the collective it amounts to and its bytes, reached by red edges labelled
+//! with the bytes each operand's holders send.
 
+use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
+use crate::dialects::teg::shard_problem::mesh_of;
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::dialects::teg::transfers::{devices_of, table_of, Table};
 use crate::interfaces::sharding::{signature_of, Signature};
 use crate::ir::symbols::symbol_name;
 use crate::ir::{Context, Diagnostic, OpId};
 use std::collections::HashMap;
+
+/// Fill colours of device groups, by their first rank (cycling).
+const DEVICE_COLOURS: &[&str] =
+    &["#bfdbfe", "#bbf7d0", "#fde68a", "#fbcfe8", "#ddd6fe", "#a5f3fc", "#fed7aa", "#d9f99d"];
 
 /// The registration of `teg-print-dot`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
@@ -20,15 +30,22 @@ static INFO: PassInfo = PassInfo {
     name: "TegPrintDot",
     description: "Write every TEG graph as a Graphviz DOT digraph",
     anchor: None,
-    options: &[],
+    options: &[OptionSpec {
+        name: "signatures",
+        kind: OptionKind::Bool,
+        default: "true",
+        description: "Draw each block operator's signature beside it",
+    }],
     statistics: &[("num-graphs", "Number of graphs written")],
 };
 
-fn create(_: &super::options::OptionValues) -> Box<dyn Pass> {
-    Box::new(PrintDot)
+fn create(options: &OptionValues) -> Box<dyn Pass> {
+    Box::new(PrintDot { signatures: options.bool("signatures") })
 }
 
-struct PrintDot;
+struct PrintDot {
+    signatures: bool,
+}
 
 impl Pass for PrintDot {
     fn info(&self) -> &'static PassInfo {
@@ -37,7 +54,7 @@ impl Pass for PrintDot {
 
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         for graph in crate::dialects::teg::graphs_under(ctx, root) {
-            let _ = env.out.write_all(dot(ctx, graph).as_bytes());
+            let _ = env.out.write_all(dot(ctx, graph, self.signatures).as_bytes());
             env.stats.add("num-graphs", 1);
         }
         Ok(Changed::No)
@@ -58,24 +75,37 @@ fn quote_lines(lines: &[String]) -> String {
     }
 }
 
-/// The DOT text of one graph.
-fn dot(ctx: &Context, graph: OpId) -> String {
+/// The DOT text of one graph, with block operators' signatures when `signatures`.
+fn dot(ctx: &Context, graph: OpId, signatures: bool) -> String {
     let name = symbol_name(ctx, graph).unwrap_or("graph");
     let mut out = format!("digraph {} {{\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n", quote(name));
     let region = ctx.body.regions(graph)[0];
+    let mesh = mesh_of(ctx, graph).and_then(Result::ok);
     let mut node_of: HashMap<crate::ir::ValueId, usize> = HashMap::new();
     for (n, op) in ctx.body.region(region).blocks.iter().flat_map(|&b| ctx.body.block_ops(b)).enumerate() {
         let Ok(kind) = decode(ctx, op) else { continue };
-        let (shape, label) = node_style(ctx, op, &kind);
+        let table = mesh.as_ref().and_then(|m| table_of(ctx, op, m.mesh())?.ok());
+        let (shape, label) = match &table {
+            Some(t) => reshard_style(t),
+            None => placed(ctx, op, node_style(ctx, op, &kind)),
+        };
         out.push_str(&format!("  n{n} [{shape}, label={}];\n", quote(&label)));
-        for v in ctx.body.operands(op) {
+        for (k, v) in ctx.body.operands(op).enumerate() {
             if let Some(&from) = node_of.get(&v) {
                 let edge = as_tensor(ctx, ctx.body.value_type(v)).map_or(String::new(), |t| t.to_string());
-                let style = if edge.is_empty() { ", style=dotted" } else { "" };
+                let style = match (&table, edge.is_empty()) {
+                    (Some(t), _) => {
+                        let label = quote_lines(&[edge, format!("{} B", sent(t, k))]);
+                        out.push_str(&format!("  n{from} -> n{n} [label={label}, color=\"#dc2626\", penwidth=2];\n"));
+                        continue;
+                    }
+                    (None, true) => ", style=dotted",
+                    (None, false) => "",
+                };
                 out.push_str(&format!("  n{from} -> n{n} [label={}{style}];\n", quote(&edge)));
             }
         }
-        if let Some(sig) = signature_of(ctx, op) {
+        if let Some(sig) = signature_of(ctx, op).filter(|_| signatures) {
             let label = quote_lines(&sig_lines(&sig));
             out.push_str(&format!("  s{n} [shape=component, style=filled, fillcolor=\"#f2f2f2\", label={label}];\n"));
             out.push_str(&format!("  s{n} -> n{n} [style=dashed, arrowhead=none];\n"));
@@ -86,6 +116,31 @@ fn dot(ctx: &Context, graph: OpId) -> String {
     }
     out.push_str("}\n");
     out
+}
+
+/// A shard's node filled with its devices' colour, its label naming them; other nodes as they are.
+fn placed(ctx: &Context, op: OpId, (shape, label): (&'static str, String)) -> (String, String) {
+    let Some(devices) = devices_of(ctx, op) else { return (shape.to_string(), label) };
+    let colour = DEVICE_COLOURS[devices.first().copied().unwrap_or(0) % DEVICE_COLOURS.len()];
+    let shape =
+        shape.split(", ").filter(|a| !a.starts_with("style") && !a.starts_with("fillcolor")).collect::<Vec<_>>();
+    let ranks: Vec<String> = devices.iter().map(|d| d.to_string()).collect();
+    (format!("{}, style=filled, fillcolor=\"{colour}\"", shape.join(", ")), format!("{label} @ {}", ranks.join(",")))
+}
+
+/// A reshard's node: the collective it amounts to and the bytes it moves.
+fn reshard_style(t: &Table) -> (String, String) {
+    let shape = "shape=cds, style=filled, fillcolor=\"#fecaca\", color=\"#dc2626\"".to_string();
+    (shape, format!("reshard: {}, {} B", t.kind(), t.bytes()))
+}
+
+/// The bytes operand `k`'s holders send in the table (each move is charged to the first operand whose box holds
+/// it on its sender).
+fn sent(t: &Table, k: usize) -> u64 {
+    let owner = |m: &crate::shard::transfers::Move| {
+        t.sources.iter().position(|s| s.devices.contains(&m.from) && s.region.contains_range(&m.region))
+    };
+    t.moves.iter().filter(|m| owner(m) == Some(k)).map(|m| m.bytes).sum()
 }
 
 /// The node's shape attributes and label.

@@ -1,33 +1,40 @@
 //! `teg-shard`: rewrites every TEG op that carries a `teg.shard` plan, in a graph with a `teg.mesh`, into one op
-//! per shard of its index space, so the graph says what each device computes.
+//! per shard of its index space, so the graph says what each device computes and what moves between devices.
 //!
-//! For each combination of parts of the split index dimensions, the op is repeated on the shapes of that shard:
-//! each operand becomes the box its IPF reads (a chain of `teg.slice` views, one per dimension it cuts), and the
-//! shard op is marked with the ranks of the devices that compute it (`teg.devices`, row-major ranks of the mesh;
-//! several when the shard is replicated along axes the plan does not use). Shards that differ only along reduced
-//! dimensions are partial results of one output box: they are combined with the reduction's monoid (`teg.add`,
-//! `teg.mul`, `teg.max`, `teg.min`). The output boxes are reassembled with `teg.concat` along each split output
-//! dimension, and the result replaces the op's. Values are unchanged: the reference evaluator gives the same
-//! outputs before and after (`tests/teg_shard.rs` checks it for every plan of several graphs).
+//! For each combination of parts of the split index dimensions, the op is repeated on the shapes of that shard and
+//! marked with the ranks of the devices that compute it (`teg.devices`, row-major ranks of the mesh; several when
+//! the shard is replicated along axes the plan does not use). Each operand becomes the box its IPF reads:
+//! - from a value `teg-shard` split, the producer's shard itself when it is that box on those devices, and
+//!   otherwise a `teg.reshard` of the producer's shards that overlap the box (partial results of a split reduced
+//!   dimension are combined there with the reduction's monoid). Every such edge is reported as a remark naming both
+//!   ops, their plans, the collective the moves amount to and the bytes moved (`teg-print-transfers` prints the
+//!   tables);
+//! - from any other value (a source, an op without a plan), a chain of `teg.slice` views: it is on every device.
+//!
+//! A planned source is cut into the boxes its plan gives (slices marked with their devices). The whole value of a
+//! split op is reassembled by one `teg.reshard` (no `teg.devices`: on every device) for its users that are not
+//! split, such as sinks; it and any slices nobody reads are removed. Values are unchanged: the reference evaluator
+//! gives the same outputs before and after (`tests/teg_shard.rs` checks it for every plan of several graphs).
 //!
 //! This first version splits elementwise ops, contractions and reductions (their meaning does not depend on the
 //! shape they run on). A plan that splits any other op, a `mean` reduction or a reduction with a `default` along a
-//! reduced dimension is an error at the op; ops without a plan (or with one that splits nothing) are left alone,
-//! and so are sources and sinks, whose plans say where their values live.
+//! reduced dimension is an error at the op; ops without a plan (or with one that splits nothing) are left alone.
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::graphs_under;
-use crate::dialects::teg::ops::{decode, Monoid, OpKind};
+use crate::dialects::teg::ops::{decode, Io, Monoid, OpKind};
 use crate::dialects::teg::shard_problem::{mesh_of, plan_of, SHARD_ATTR};
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
+use crate::dialects::teg::transfers::{table_of, DEVICES_ATTR};
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::builder::OpState;
-use crate::ir::{Context, Diagnostic, OpId, ValueId};
+use crate::ir::{Attr, Context, Diagnostic, OpId, ValueId};
 use crate::machine::Machine;
+use crate::shard::transfers::classify;
 use crate::shard::Plan;
 use crate::zspace::ZRange;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The registration of `teg-shard`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
@@ -35,14 +42,11 @@ pub const ENTRY: PassEntry = PassEntry { info: &INFO, create };
 static INFO: PassInfo = PassInfo {
     argument: "teg-shard",
     name: "TegShard",
-    description: "Split every TEG op with a teg.shard plan into per-device shards, reassembled with concat",
+    description: "Split every TEG op with a teg.shard plan into per-device shards joined by teg.reshard",
     anchor: None,
     options: &[],
-    statistics: &[("num-ops", "Ops split"), ("num-shards", "Shard ops created")],
+    statistics: &[("num-ops", "Ops split"), ("num-shards", "Shard ops created"), ("num-reshards", "Reshards made")],
 };
-
-/// The device attribute of a shard op.
-pub const DEVICES_ATTR: &str = "teg.devices";
 
 /// Most shards one op may be split into (the product of its split dimensions' parts); past it, an error at the op.
 pub const MAX_SHARDS: u64 = 4096;
@@ -72,35 +76,197 @@ impl Pass for Shard {
                 .into_iter()
                 .flat_map(|b| ctx.body.block_ops(b).collect::<Vec<_>>())
                 .collect();
+            let mut state = Graph { machine, split: HashMap::new(), made: Vec::new(), whole: Vec::new() };
             for op in ops {
-                // A source's or a sink's plan says where the value lives, not a computation to split.
-                if matches!(decode(ctx, op), Ok(OpKind::Io(_))) {
-                    continue;
-                }
+                let kind = decode(ctx, op);
                 let Some(maps) = index_maps_of(ctx, op) else { continue };
-                let Some(plan) = plan_of(ctx, op, &maps.index, &machine) else { continue };
+                let Some(plan) = plan_of(ctx, op, &maps.index, &state.machine) else { continue };
                 let plan = plan.map_err(|d| vec![d])?;
-                if plan.used().is_empty() {
+                if plan.used().is_empty() || matches!(kind, Ok(OpKind::Io(Io::Sink { .. } | Io::SequencePoint))) {
                     continue;
                 }
-                let shards = split(ctx, op, &maps, &plan, &machine).map_err(|m| vec![at(ctx, op, m)])?;
+                let loc = ctx.body.op(op).loc;
+                let at = |m: String| vec![Diagnostic::error(loc, format!("teg-shard: {m}"))];
+                if matches!(kind, Ok(OpKind::Io(Io::Source { .. }))) {
+                    state.cut_source(ctx, op, &maps, &plan).map_err(at)?;
+                    continue;
+                }
+                let shards = state.split(ctx, op, &maps, &plan, env).map_err(at)?;
                 env.stats.add("num-ops", 1);
                 env.stats.add("num-shards", shards as u64);
                 changed = Changed::Yes;
             }
+            state.finish(ctx, env);
         }
         Ok(changed)
     }
 }
 
-fn at(ctx: &Context, op: OpId, message: String) -> Diagnostic {
-    Diagnostic::error(ctx.body.op(op).loc, format!("teg-shard: {message}"))
+/// One shard of a split value: its value, its box of the whole tensor, and the devices holding it.
+struct Part {
+    value: ValueId,
+    region: ZRange,
+    devices: Vec<usize>,
 }
 
-/// Splits `op` by `plan`; returns the number of shard ops made.
-fn split(ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan, machine: &Machine) -> Result<usize, String> {
+/// A value `teg-shard` split: its shards, how its partial results combine, and what made it (for remarks).
+struct Split {
+    parts: Vec<Part>,
+    combine: Option<Monoid>,
+    maker: String,
+}
+
+/// What `teg-shard` knows while it walks one graph.
+struct Graph {
+    machine: Machine,
+    /// The split values, by the whole value that replaced them.
+    split: HashMap<ValueId, Split>,
+    /// Ops it created that may end up unread (slices of sources), in creation order.
+    made: Vec<OpId>,
+    /// The reshards reassembling whole values, with what made them.
+    whole: Vec<(OpId, String)>,
+}
+
+impl Graph {
+    /// Cuts a planned source into the boxes its plan gives, each a slice (after the source) marked with its devices.
+    fn cut_source(&mut self, ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> Result<(), String> {
+        let value = ctx.body.results(op).next().ok_or("the source has no result")?;
+        let Some(anchor) = ctx.body.next_op(op) else { return Ok(()) };
+        let ranks = ranks_by_part(plan, &self.machine);
+        let mut parts = Vec::new();
+        for (part, index) in shards(maps, plan, &self.machine)? {
+            let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
+            let devices = ranks.get(&part).cloned().unwrap_or_default();
+            let (piece, made) = slice(ctx, anchor, value, &region, true)?;
+            mark(ctx, *made.last().expect("at least one slice"), &devices);
+            self.made.extend(made);
+            parts.push(Part { value: piece, region, devices });
+        }
+        self.split.insert(value, Split { parts, combine: None, maker: label(ctx, op, maps, plan, &self.machine) });
+        Ok(())
+    }
+
+    /// Splits `op` by `plan`; returns the number of shard ops made.
+    fn split(
+        &mut self,
+        ctx: &mut Context,
+        op: OpId,
+        maps: &IndexMaps,
+        plan: &Plan,
+        env: &mut PassEnv<'_>,
+    ) -> Result<usize, String> {
+        check_splittable(ctx, op, maps, plan)?;
+        let result = ctx.body.results(op).next().ok_or("the op has no result")?;
+        let out_type = as_tensor(ctx, ctx.body.value_type(result)).ok_or("the result is not a tensor")?.clone();
+        let operands: Vec<ValueId> = ctx.body.operands(op).collect();
+        let ranks = ranks_by_part(plan, &self.machine);
+        let name = label(ctx, op, maps, plan, &self.machine);
+        let mut edges: Vec<Vec<OpId>> = vec![Vec::new(); operands.len()];
+        let mut parts = Vec::new();
+        for (part, index) in shards(maps, plan, &self.machine)? {
+            let devices = ranks.get(&part).cloned().unwrap_or_default();
+            let mut ins = Vec::with_capacity(operands.len());
+            for (slot, (v, (_, p))) in operands.iter().zip(&maps.inputs).enumerate() {
+                let read = p[0].ipf.project(&index).map_err(|e| e.to_string())?;
+                let (value, reshard) = self.operand(ctx, op, *v, &read, &devices)?;
+                edges[slot].extend(reshard);
+                ins.push(value);
+            }
+            let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
+            let shard = clone_with(ctx, op, &ins, resized(&out_type, &region), &devices);
+            parts.push(Part { value: ctx.body.results(shard).next().expect("one result"), region, devices });
+        }
+        for (slot, (v, made)) in operands.iter().zip(&edges).enumerate() {
+            if let (Some(from), false) = (self.split.get(v), made.is_empty()) {
+                let what = format!("operand {slot} of {name} from {}", from.maker);
+                env.remarks.push(self.remark(ctx, op, &what, made));
+                env.stats.add("num-reshards", made.len() as u64);
+            }
+        }
+        let split_reduced = maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty());
+        let combine = if split_reduced { maps.reductions.first().map(|r| r.1) } else { None };
+        let made = parts.len();
+        let whole = ZRange::of_shape(&out_type.dims.iter().map(|d| d.1).collect::<Vec<_>>());
+        let sources: Vec<(ValueId, &ZRange)> = parts.iter().map(|p| (p.value, &p.region)).collect();
+        let full = reshard(ctx, op, &sources, &whole, &out_type, combine, None);
+        let full_value = ctx.body.results(full).next().expect("one result");
+        ctx.body.replace_all_uses(result, full_value);
+        ctx.body.erase_op(op);
+        self.whole.push((full, name.clone()));
+        self.split.insert(full_value, Split { parts, combine, maker: name });
+        Ok(made)
+    }
+
+    /// The box `read` of operand `v` for a shard on `devices`: the producer's shard itself, a `teg.reshard` of the
+    /// producer's shards (returned as the second value), or slices of a value on every device.
+    fn operand(
+        &mut self,
+        ctx: &mut Context,
+        anchor: OpId,
+        v: ValueId,
+        read: &ZRange,
+        devices: &[usize],
+    ) -> Result<(ValueId, Option<OpId>), String> {
+        let Some(split) = self.split.get(&v) else {
+            let (value, made) = slice(ctx, anchor, v, read, false)?;
+            self.made.extend(made);
+            return Ok((value, None));
+        };
+        let overlapping: Vec<&Part> =
+            split.parts.iter().filter(|p| p.region.intersect(read).is_some_and(|r| !r.is_empty())).collect();
+        if let [only] = overlapping.as_slice() {
+            if only.region == *read && devices.iter().all(|d| only.devices.contains(d)) {
+                return Ok((only.value, None));
+            }
+        }
+        let t = as_tensor(ctx, ctx.body.value_type(v)).ok_or("an operand is not a tensor")?.clone();
+        let sources: Vec<(ValueId, &ZRange)> = overlapping.iter().map(|p| (p.value, &p.region)).collect();
+        let op = reshard(ctx, anchor, &sources, read, &t, split.combine, Some(devices));
+        Ok((ctx.body.results(op).next().expect("one result"), Some(op)))
+    }
+
+    /// A remark at `op` on the reshards `made` for `what`: the collective they amount to and the bytes moved.
+    fn remark(&self, ctx: &Context, op: OpId, what: &str, made: &[OpId]) -> Diagnostic {
+        let mesh = self.machine.mesh();
+        let tables: Vec<_> = made.iter().filter_map(|&r| table_of(ctx, r, mesh)?.ok()).collect();
+        let edge: Vec<_> = tables.iter().map(|t| t.as_reshard()).collect();
+        let moves: usize = tables.iter().map(|t| t.moves.len()).sum();
+        let bytes: u64 = tables.iter().map(|t| t.bytes()).sum();
+        let message = format!("teg-shard: {what}: {}, {moves} moves, {bytes} B", classify(&edge));
+        Diagnostic::remark(ctx.body.op(op).loc, message)
+    }
+
+    /// Removes what nobody reads (whole values only split ops used, slices of sources no shard took), and reports
+    /// the reassembly of every whole value that is read.
+    fn finish(&mut self, ctx: &mut Context, env: &mut PassEnv<'_>) {
+        for &(op, ref name) in &self.whole {
+            let value = ctx.body.results(op).next().expect("one result");
+            if ctx.body.has_uses(value) {
+                let what = format!("the whole value of {name} for its unsplit users");
+                env.remarks.push(self.remark(ctx, op, &what, &[op]));
+                env.stats.add("num-reshards", 1);
+            } else {
+                ctx.body.erase_op(op);
+            }
+        }
+        for &op in self.made.iter().rev() {
+            if ctx.body.results(op).all(|v| !ctx.body.has_uses(v)) {
+                ctx.body.erase_op(op);
+            }
+        }
+    }
+}
+
+/// `teg.matmul {b = x, k = y}`: the op's name and plan.
+fn label(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan, machine: &Machine) -> String {
+    format!("{} {}", ctx.op_name(op), plan.display(&maps.index, machine.mesh()))
+}
+
+/// Whether `teg-shard` can split `op` by `plan`: elementwise ops, contractions, and reductions (a `mean` or one with
+/// a `default` only along kept dimensions), each reading every operand through one affine IPF.
+fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> Result<(), String> {
     let kind = decode(ctx, op)?;
-    let name = ctx.op_name(op).to_string();
+    let name = ctx.op_name(op);
     match &kind {
         OpKind::Cell(_) | OpKind::Contraction(_) => {}
         OpKind::Reduce(r) if r.default.is_some() || r.monoid == Monoid::Mean => {
@@ -118,54 +284,32 @@ fn split(ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan, machine: &M
     if maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine) || maps.outputs.len() != 1 {
         return Err(format!("'{name}' reads an operand piecewise"));
     }
-    let result = ctx.body.results(op).next().ok_or("the op has no result")?;
-    let out_type = as_tensor(ctx, ctx.body.value_type(result)).ok_or("the result is not a tensor")?.clone();
-    let operands: Vec<ValueId> = ctx.body.operands(op).collect();
+    Ok(())
+}
+
+/// Each non-empty shard of `plan`'s index space: its piece per index dimension and its box; an error past
+/// [`MAX_SHARDS`].
+fn shards(maps: &IndexMaps, plan: &Plan, machine: &Machine) -> Result<Vec<(Vec<usize>, ZRange)>, String> {
     let mesh = machine.mesh();
-    let shards = plan.0.iter().try_fold(1u64, |n, s| n.checked_mul(s.parts(mesh).max(1)));
-    if shards.is_none_or(|n| n > MAX_SHARDS) {
+    let count = plan.0.iter().try_fold(1u64, |n, s| n.checked_mul(s.parts(mesh).max(1)));
+    if count.is_none_or(|n| n > MAX_SHARDS) {
         return Err(format!("the plan makes more than MAX_SHARDS ({MAX_SHARDS}) shards of one op"));
     }
     let whole = maps.index_range();
-    // Per index dimension, its pieces (one when not split).
     let pieces: Vec<Vec<ZRange>> = (0..maps.index.len())
         .map(|i| whole.split(i, plan.0[i].parts(mesh).max(1)).map_err(|e| e.to_string()))
         .collect::<Result<_, _>>()?;
-    // Group the shards by their output box (partial results of one box differ only along reduced dimensions).
-    let mut by_output: BTreeMap<Vec<usize>, Vec<ValueId>> = BTreeMap::new();
-    let mut made = 0;
-    let reduced: Vec<usize> = maps.reductions.iter().map(|r| r.0).collect();
-    let ranks = ranks_by_part(plan, machine);
+    let mut out = Vec::new();
     for part in parts(&pieces) {
         let mut index = whole.clone();
         for (i, &k) in part.iter().enumerate() {
             index = index.intersect(&pieces[i][k]).expect("same rank");
         }
-        if index.is_empty() {
-            continue;
+        if !index.is_empty() {
+            out.push((part, index));
         }
-        let mut ins = Vec::with_capacity(operands.len());
-        for (v, (_, p)) in operands.iter().zip(&maps.inputs) {
-            let read = p[0].ipf.project(&index).map_err(|e| e.to_string())?;
-            ins.push(slice(ctx, op, *v, &read)?);
-        }
-        let out_box = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
-        let ty = resized(&out_type, &out_box);
-        let devices = ranks.get(&part).cloned().unwrap_or_default();
-        let shard = clone_with(ctx, op, &ins, ty, &devices);
-        made += 1;
-        let key: Vec<usize> = part.iter().enumerate().map(|(i, &k)| if reduced.contains(&i) { 0 } else { k }).collect();
-        by_output.entry(key).or_default().push(ctx.body.results(shard).next().expect("one result"));
     }
-    let monoid = maps.reductions.first().map(|r| r.1);
-    let mut boxes: BTreeMap<Vec<usize>, ValueId> = BTreeMap::new();
-    for (key, partials) in by_output {
-        boxes.insert(key, combine(ctx, op, &partials, monoid)?);
-    }
-    let value = reassemble(ctx, op, boxes, maps, plan, &out_type)?;
-    ctx.body.replace_all_uses(result, value);
-    ctx.body.erase_op(op);
-    Ok(made)
+    Ok(out)
 }
 
 /// Every combination of one piece per index dimension, row-major.
@@ -196,13 +340,21 @@ fn resized(t: &TensorType, b: &ZRange) -> TensorType {
     TensorType { dims, dtype: t.dtype }
 }
 
-/// The box `read` of `v`, as `teg.slice` views along each dimension it cuts, inserted before `anchor`.
-fn slice(ctx: &mut Context, anchor: OpId, v: ValueId, read: &ZRange) -> Result<ValueId, String> {
+/// The box `read` of `v`, as `teg.slice` views along each dimension it cuts (at least one when `always`),
+/// inserted before `anchor`; returns the last view's value and the slice ops.
+fn slice(
+    ctx: &mut Context,
+    anchor: OpId,
+    v: ValueId,
+    read: &ZRange,
+    always: bool,
+) -> Result<(ValueId, Vec<OpId>), String> {
     let mut t = as_tensor(ctx, ctx.body.value_type(v)).ok_or("an operand is not a tensor")?.clone();
-    let mut value = v;
+    let (mut value, mut made) = (v, Vec::new());
     for j in 0..t.dims.len() {
         let (start, end) = (read.start()[j], read.end()[j]);
-        if start == 0 && end as u64 == t.dims[j].1 {
+        let whole = start == 0 && end as u64 == t.dims[j].1;
+        if whole && !(always && made.is_empty() && j + 1 == t.dims.len()) {
             continue;
         }
         t.dims[j].1 = (end - start) as u64;
@@ -218,9 +370,14 @@ fn slice(ctx: &mut Context, anchor: OpId, v: ValueId, read: &ZRange) -> Result<V
             .prop(ctx, "start", s)
             .prop(ctx, "stop", e)
             .prop(ctx, "step", one);
-        value = insert(ctx, anchor, state);
+        let op = insert(ctx, anchor, state);
+        value = ctx.body.results(op).next().expect("one result");
+        made.push(op);
     }
-    Ok(value)
+    if made.is_empty() && always {
+        return Err("cannot cut a tensor without dimensions".into());
+    }
+    Ok((value, made))
 }
 
 /// A copy of `op` on `operands` with result type `ty`, marked with its devices, inserted before `op`.
@@ -233,88 +390,60 @@ fn clone_with(ctx: &mut Context, op: OpId, operands: &[ValueId], ty: TensorType,
     state.props = ctx.dict_entries(props).to_vec();
     let shard_key = ctx.sym(SHARD_ATTR);
     state.attrs = ctx.dict_entries(attrs).iter().filter(|e| e.0 != shard_key).copied().collect();
-    let i64t = ctx.int_type(64);
-    let ranks = devices.iter().map(|&r| ctx.int_attr(r as i128, i64t)).collect::<Vec<_>>();
-    let list = ctx.attr(crate::ir::Attr::Array(ranks.into()));
-    let state = state.attr(ctx, DEVICES_ATTR, list);
-    let shard = state.create(ctx);
-    ctx.body.insert_op_before(op, shard);
+    let shard = insert(ctx, op, state);
+    mark(ctx, shard, devices);
     shard
 }
 
-fn insert(ctx: &mut Context, anchor: OpId, state: OpState) -> ValueId {
+/// Sets `op`'s `teg.devices` to `devices`.
+fn mark(ctx: &mut Context, op: OpId, devices: &[usize]) {
+    let i64t = ctx.int_type(64);
+    let ranks = devices.iter().map(|&r| ctx.int_attr(r as i128, i64t)).collect::<Vec<_>>();
+    let list = ctx.attr(Attr::Array(ranks.into()));
+    ctx.set_op_attr(op, DEVICES_ATTR, list);
+}
+
+fn insert(ctx: &mut Context, anchor: OpId, state: OpState) -> OpId {
     let op = state.create(ctx);
     ctx.body.insert_op_before(anchor, op);
-    ctx.body.results(op).next().expect("one result")
+    op
 }
 
-/// The partial results of one output box combined with the monoid, left to right.
-fn combine(ctx: &mut Context, anchor: OpId, partials: &[ValueId], monoid: Option<Monoid>) -> Result<ValueId, String> {
-    let mut acc = partials[0];
-    for &next in &partials[1..] {
-        let name = match monoid {
-            Some(Monoid::Sum) => "teg.add",
-            Some(Monoid::Prod) => "teg.mul",
-            Some(Monoid::Max) => "teg.max",
-            Some(Monoid::Min) => "teg.min",
-            Some(Monoid::Mean) | None => return Err("partial results without a monoid to combine them".into()),
-        };
-        let ty = ctx.body.value_type(acc);
-        let loc = ctx.body.op(anchor).loc;
-        let state = OpState::new(ctx, name, loc).operands(&[acc, next]).results(&[ty]);
-        acc = insert(ctx, anchor, state);
-    }
-    Ok(acc)
-}
-
-/// The output boxes (keyed by their pieces per index dimension) joined by `teg.concat` along each split output
-/// dimension, last index dimension first.
-fn reassemble(
+/// A `teg.reshard` before `anchor` making box `to` of a tensor of type `whole` (its dimension names and element
+/// type) from `sources` (values and their boxes), combining equal boxes with `combine`; marked with `devices`
+/// (none: on every device).
+fn reshard(
     ctx: &mut Context,
     anchor: OpId,
-    mut boxes: BTreeMap<Vec<usize>, ValueId>,
-    maps: &IndexMaps,
-    plan: &Plan,
-    out: &TensorType,
-) -> Result<ValueId, String> {
-    let ipf = &maps.outputs[0].1;
-    for i in (0..maps.index.len()).rev() {
-        let splits = boxes.keys().any(|k| k[i] > 0);
-        if !splits || plan.0[i].is_empty() {
-            continue;
-        }
-        let Some(j) = (0..ipf.map().outputs()).find(|&j| ipf.map().coef(j, i) != 0) else {
-            return Err(format!("index dimension {} is split but moves no output dimension", maps.index[i].0));
-        };
-        let mut groups: BTreeMap<Vec<usize>, Vec<ValueId>> = BTreeMap::new();
-        for (key, v) in std::mem::take(&mut boxes) {
-            let mut rest = key.clone();
-            rest[i] = 0;
-            groups.entry(rest).or_default().push(v);
-        }
-        for (key, parts) in groups {
-            let value = if parts.len() == 1 { parts[0] } else { concat(ctx, anchor, &parts, &out.dims[j].0)? };
-            boxes.insert(key, value);
-        }
-    }
-    let mut values = boxes.into_values();
-    match (values.next(), values.next()) {
-        (Some(v), None) => Ok(v),
-        _ => Err("the shards did not reassemble into one value".into()),
-    }
-}
-
-fn concat(ctx: &mut Context, anchor: OpId, parts: &[ValueId], dim: &str) -> Result<ValueId, String> {
-    let types: Vec<TensorType> = parts
-        .iter()
-        .map(|&v| as_tensor(ctx, ctx.body.value_type(v)).cloned().ok_or("a shard is not a tensor"))
-        .collect::<Result<_, _>>()?;
-    let mut t = types[0].clone();
-    let j = t.position(dim).ok_or("the concat dimension is missing")?;
-    t.dims[j].1 = types.iter().map(|x| x.dims[j].1).sum();
-    let ty = tensor_type(ctx, t);
-    let name = ctx.string_attr(dim);
+    sources: &[(ValueId, &ZRange)],
+    to: &ZRange,
+    whole: &TensorType,
+    combine: Option<Monoid>,
+    devices: Option<&[usize]>,
+) -> OpId {
+    let i64t = ctx.int_type(64);
+    let offset = |ctx: &mut Context, r: &ZRange| {
+        let coords = r.start().iter().map(|&c| ctx.int_attr(c as i128, i64t)).collect::<Vec<_>>();
+        ctx.attr(Attr::Array(coords.into()))
+    };
+    let from: Vec<_> = sources.iter().map(|(_, r)| offset(ctx, r)).collect();
+    let from = ctx.attr(Attr::Array(from.into()));
+    let at = offset(ctx, to);
+    let values: Vec<ValueId> = sources.iter().map(|s| s.0).collect();
+    let ty = tensor_type(ctx, resized(whole, to));
     let loc = ctx.body.op(anchor).loc;
-    let state = OpState::new(ctx, "teg.concat", loc).operands(parts).results(&[ty]).prop(ctx, "dim", name);
-    Ok(insert(ctx, anchor, state))
+    let mut state = OpState::new(ctx, "teg.reshard", loc)
+        .operands(&values)
+        .results(&[ty])
+        .prop(ctx, "from", from)
+        .prop(ctx, "at", at);
+    if let Some(m) = combine {
+        let name = ctx.string_attr(m.name());
+        state = state.prop(ctx, "combine", name);
+    }
+    let op = insert(ctx, anchor, state);
+    if let Some(d) = devices {
+        mark(ctx, op, d);
+    }
+    op
 }

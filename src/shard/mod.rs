@@ -23,6 +23,7 @@ pub mod search;
 pub mod spec;
 pub mod strategies;
 pub mod tables;
+pub mod transfers;
 
 pub use evaluate::{evaluate, Costs};
 pub use pareto::Frontier;

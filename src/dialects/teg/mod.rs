@@ -9,6 +9,7 @@ pub mod ops;
 pub mod shard_problem;
 pub mod signature;
 pub mod tensor_type;
+pub mod transfers;
 pub mod verify;
 
 use crate::ir::registry::ItemError;

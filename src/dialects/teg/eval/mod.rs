@@ -18,6 +18,7 @@ pub(crate) mod contract;
 pub(crate) mod generate;
 mod plan;
 pub(crate) mod reduce;
+pub(crate) mod reshard;
 mod simd;
 pub(crate) mod user_block;
 mod value;

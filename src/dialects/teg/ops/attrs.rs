@@ -75,4 +75,24 @@ impl Attrs<'_> {
             _ => Err(format!("attribute '{name}' must be a list of two integers")),
         }
     }
+
+    /// A list of integers.
+    pub fn ints(&self, name: &str) -> Result<Vec<i64>, String> {
+        self.int_list(self.get(name)?).ok_or_else(|| format!("attribute '{name}' must be a list of integers"))
+    }
+
+    /// A list of lists of integers.
+    pub fn int_lists(&self, name: &str) -> Result<Vec<Vec<i64>>, String> {
+        let Attr::Array(items) = self.get(name)? else { return Err(format!("attribute '{name}' must be a list")) };
+        items
+            .iter()
+            .map(|&i| self.int_list(self.ctx.attr_data(i)))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| format!("attribute '{name}' must be a list of lists of integers"))
+    }
+
+    fn int_list(&self, a: &Attr) -> Option<Vec<i64>> {
+        let Attr::Array(items) = a else { return None };
+        items.iter().map(|&i| self.ctx.attr_data(i).as_int().and_then(|v| i64::try_from(v).ok())).collect()
+    }
 }

@@ -13,6 +13,7 @@ pub mod generators;
 pub mod io;
 mod maps;
 pub mod reduce;
+pub mod reshard;
 pub mod rules;
 mod syntax;
 pub mod user_block;
@@ -34,6 +35,7 @@ pub use conv2d::Conv2d;
 pub use generators::Generator;
 pub use io::Io;
 pub use reduce::Reduce;
+pub use reshard::Reshard;
 pub use user_block::UserBlock;
 pub use views::{PadMode, View};
 
@@ -54,6 +56,8 @@ pub enum OpKind {
     Conv2d(Conv2d),
     /// A user-declared block operator.
     Block(UserBlock),
+    /// A move between shardings.
+    Reshard(Reshard),
     /// A source, sink, sequence point or yield: values in and out of a graph or a block body.
     Io(Io),
 }
@@ -69,6 +73,7 @@ impl OpKind {
             OpKind::Contraction(op) => op,
             OpKind::Conv2d(op) => op,
             OpKind::Block(op) => op,
+            OpKind::Reshard(op) => op,
             OpKind::Io(op) => op,
         }
     }
@@ -126,8 +131,17 @@ pub enum Decode {
 }
 
 /// Every family's entries, in registration order.
-pub const FAMILIES: &[&[Entry]] =
-    &[io::OPS, cell::OPS, views::OPS, generators::OPS, contraction::OPS, conv2d::OPS, user_block::OPS, reduce::OPS];
+pub const FAMILIES: &[&[Entry]] = &[
+    io::OPS,
+    cell::OPS,
+    views::OPS,
+    generators::OPS,
+    contraction::OPS,
+    conv2d::OPS,
+    user_block::OPS,
+    reduce::OPS,
+    reshard::OPS,
+];
 
 /// The entry of each op, by name.
 fn entries() -> &'static HashMap<&'static str, &'static Entry> {

@@ -1,0 +1,93 @@
+//! The transfer table of a `teg.reshard` op: its operands' boxes and devices, its own box and devices, and the
+//! moves between them (`crate::shard::transfers`). An op's devices are its `teg.devices` ranks; a value without
+//! them (a source, an op `teg-shard` did not split, or a whole value reassembled for such ops) is on every device.
+
+use super::ops::{decode, OpKind};
+use super::tensor_type::as_tensor;
+use crate::ir::body::ValueDef;
+use crate::ir::{Attr, Context, OpId, ValueId};
+use crate::machine::Mesh;
+use crate::shard::transfers::{classify, table, Kind, Move, Piece, Reshard};
+use crate::zspace::ZRange;
+
+/// The attribute listing the mesh ranks that compute an op (or hold a value).
+pub const DEVICES_ATTR: &str = "teg.devices";
+
+/// A reshard op's pieces and moves.
+pub struct Table {
+    /// The operands' boxes and holders.
+    pub sources: Vec<Piece>,
+    /// The result's box and the devices that want it.
+    pub target: Piece,
+    /// Who sends what to whom.
+    pub moves: Vec<Move>,
+    /// Whether operands holding the same box are partial results it combines.
+    pub partial: bool,
+}
+
+impl Table {
+    /// The table as one reshard of an edge (for [`classify`]).
+    pub fn as_reshard(&self) -> Reshard<'_> {
+        Reshard { sources: &self.sources, target: &self.target, moves: &self.moves, partial: self.partial }
+    }
+
+    /// What the table amounts to, alone.
+    pub fn kind(&self) -> Kind {
+        classify(&[self.as_reshard()])
+    }
+
+    /// The bytes it moves.
+    pub fn bytes(&self) -> u64 {
+        self.moves.iter().map(|m| m.bytes).sum()
+    }
+}
+
+/// The table of `op` on `mesh`; `None` when `op` is not a well-formed `teg.reshard`, an error past the table's
+/// size limit.
+pub fn table_of(ctx: &Context, op: OpId, mesh: &Mesh) -> Option<Result<Table, String>> {
+    let Ok(OpKind::Reshard(super::ops::Reshard { from, at, combine })) = decode(ctx, op) else { return None };
+    let result = ctx.body.results(op).next()?;
+    let out = as_tensor(ctx, ctx.body.value_type(result))?;
+    let mut sources = Vec::new();
+    for (v, offset) in ctx.body.operands(op).zip(&from) {
+        let t = as_tensor(ctx, ctx.body.value_type(v))?;
+        sources.push(Piece { region: region(offset, &t.dims)?, devices: holders(ctx, v, mesh) });
+    }
+    let target = Piece { region: region(&at, &out.dims)?, devices: devices_or_all(ctx, Some(op), mesh) };
+    let bytes = out.dtype.size() as u64;
+    Some(table(mesh, &sources, &target, bytes).map(|moves| Table {
+        sources,
+        target,
+        moves,
+        partial: combine.is_some(),
+    }))
+}
+
+/// The box at `offset` with the extents of `dims`.
+fn region(offset: &[i64], dims: &[(String, u64)]) -> Option<ZRange> {
+    let end = offset.iter().zip(dims).map(|(&o, d)| o.checked_add(d.1 as i64)).collect::<Option<Vec<_>>>()?;
+    ZRange::new(offset.to_vec(), end).ok()
+}
+
+/// The devices holding `v`: its defining op's.
+fn holders(ctx: &Context, v: ValueId, mesh: &Mesh) -> Vec<usize> {
+    let op = match ctx.body.value_def(v) {
+        ValueDef::Result { op, .. } => Some(op),
+        _ => None,
+    };
+    devices_or_all(ctx, op, mesh)
+}
+
+/// `op`'s `teg.devices` ranks (those on the mesh), or every rank when it has none.
+pub fn devices_or_all(ctx: &Context, op: Option<OpId>, mesh: &Mesh) -> Vec<usize> {
+    match op.and_then(|op| devices_of(ctx, op)) {
+        Some(ranks) => ranks.into_iter().filter(|&r| r < mesh.num_devices()).collect(),
+        None => (0..mesh.num_devices()).collect(),
+    }
+}
+
+/// `op`'s `teg.devices` ranks, if it has the attribute (entries that are not ranks are dropped).
+pub fn devices_of(ctx: &Context, op: OpId) -> Option<Vec<usize>> {
+    let Attr::Array(items) = ctx.attr_data(ctx.op_attr(op, DEVICES_ATTR)?) else { return None };
+    Some(items.iter().filter_map(|&i| ctx.attr_data(i).as_int().and_then(|r| usize::try_from(r).ok())).collect())
+}
