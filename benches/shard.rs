@@ -3,8 +3,8 @@
 //! optimum (variable elimination) and its solve time, then the search with a 1 s budget (seed 1): its cost, the
 //! gap to the optimum, its time and rounds. Then the frontier's spread under a tight memory limit.
 //!
-//! Then `teg-cost` and `teg-auto-shard{max-rounds=1}` on chains of 5k, 10k and 20k TEG ops (every other op pinned
-//! to split rows, the rest to split columns, so every edge reshards), to show they grow linearly.
+//! Then `teg-cost`, `teg-auto-shard{max-rounds=1}` and `teg-shard` on chains of 5k, 10k and 20k TEG ops (every
+//! other op pinned to split rows, the rest to split columns, so every edge reshards), to show they grow linearly.
 //!
 //! `cargo bench --bench shard`
 
@@ -46,11 +46,56 @@ fn scaling() {
     println!();
     println!("| pass | 5k ops | 10k ops | 20k ops |");
     println!("|---|---|---|---|");
-    for pipeline in ["builtin.module(teg-cost)", "builtin.module(teg-auto-shard{max-rounds=1})"] {
+    for pipeline in
+        ["builtin.module(teg-cost)", "builtin.module(teg-auto-shard{max-rounds=1})", "builtin.module(teg-shard)"]
+    {
         let t: Vec<f64> = [5_000, 10_000, 20_000].iter().map(|&n| time_pipeline(&chain(n), pipeline) * 1e3).collect();
         println!("| `{pipeline}` | {:.1} ms | {:.1} ms | {:.1} ms |", t[0], t[1], t[2]);
     }
 }
+
+/// The frontier of 8 layers on 2×4 when each device has room for only `fraction` of the fastest plan's peak memory:
+/// the chosen plan, then the frontier's spread (how many points, their time and memory ranges).
+fn tight_memory(budget: u64) {
+    println!();
+    println!(
+        "| memory per device | chosen time | chosen peak | feasible | frontier points | time range | peak range |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let p = mlp::training_step(8, 1024, 1024, 1024, 1024);
+    let m = presets::mlp_benchmark(2, 4).expect("machine");
+    let (s, t) = prepare(&p, &m);
+    let options = |limit: Option<u64>| SearchOptions {
+        seed: 1,
+        budget: Duration::from_millis(budget),
+        max_rounds: 0,
+        objective: Objective::Time,
+        memory_limit: limit,
+    };
+    let fastest = search(&p, &s, &t, &m, &options(None)).costs.peak_memory;
+    for fraction in [1.0, 0.75, 0.5] {
+        let limit = (fastest as f64 * fraction) as u64;
+        let r = search(&p, &s, &t, &m, &options(Some(limit)));
+        let points = r.frontier.points();
+        let range = |f: &dyn Fn(&tapestry::shard::Costs) -> f64| {
+            let v: Vec<f64> = points.iter().map(|(c, _)| f(c)).collect();
+            (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().copied().fold(0.0, f64::max))
+        };
+        let (t0, t1) = range(&|c| c.time);
+        let (m0, m1) = range(&|c| c.peak_memory as f64 / MIB);
+        println!(
+            "| {:.0} MiB ({:.0}% of the fastest plan's) | {:.0} | {:.0} MiB | {} | {} | {t0:.0}–{t1:.0} | {m0:.0}–{m1:.0} MiB |",
+            limit as f64 / MIB,
+            fraction * 100.0,
+            r.costs.time,
+            r.costs.peak_memory as f64 / MIB,
+            r.feasible,
+            points.len()
+        );
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
 
 fn main() {
     let budget: u64 = std::env::var("SHARD_BUDGET_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
@@ -85,5 +130,6 @@ fn main() {
             );
         }
     }
+    tight_memory(budget);
     scaling();
 }

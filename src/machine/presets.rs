@@ -1,7 +1,7 @@
 //! Ready-made machines: the default NPU machine (`rngd-lite` chips on a mesh) and the meshes of the MLP
 //! auto-sharding benchmark of `sharding-and-cost.md` §2 (Alpa's `test_solver_mlp.py` settings).
 
-use super::device::{Device, Memory};
+use super::device::{Device, ElemType, Memory, OpClass};
 use super::error::MachineError;
 use super::link::Link;
 use super::mesh::Mesh;
@@ -44,6 +44,23 @@ pub fn alpa<S: AsRef<str>>(
     let links = alpha.iter().zip(beta).map(|(a, b)| Link::from_alpha_beta(*a, *b)).collect::<Result<_, _>>()?;
     let device = Device::new("alpa-device").with_memory(Memory::new("memory", memory, 1, f64::MAX)?)?;
     Machine::new("alpa", TimeUnit::Abstract, device, mesh, links)
+}
+
+/// [`alpa`]'s machine whose devices compute at `rates`: per op class, operations per time unit (for every element
+/// type, which the abstract model does not tell apart). A class without a rate is free.
+pub fn alpa_rated<S: AsRef<str>>(
+    axes: &[(S, usize)],
+    alpha: &[f64],
+    beta: &[f64],
+    memory: u64,
+    rates: &[(OpClass, f64)],
+) -> Result<Machine, MachineError> {
+    let free = alpa(axes, alpha, beta, memory)?;
+    let mut device = Device::new("alpa-device").with_memory(Memory::new("memory", memory, 1, f64::MAX)?)?;
+    for &(class, rate) in rates {
+        device = device.with_throughput(class, ElemType::F32, rate)?;
+    }
+    Machine::new("alpa", TimeUnit::Abstract, device, free.mesh().clone(), free.links().to_vec())
 }
 
 /// The MLP benchmark machine on a `rows × cols` mesh (axes `x`, `y`): α = 1 per axis, β = [1, 0.01] for a

@@ -20,6 +20,7 @@ pub mod teg_cost;
 pub mod teg_print_dims;
 pub mod teg_print_dot;
 pub mod teg_print_transfers;
+pub mod teg_prune;
 pub mod teg_shard;
 pub mod test_convert_pairs;
 
@@ -55,6 +56,7 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(teg_auto_shard::ENTRY);
     registry.register_pass(teg_cost::ENTRY);
     registry.register_pass(teg_print_transfers::ENTRY);
+    registry.register_pass(teg_prune::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(teg_shard::ENTRY);
     registry.register_pass(teg_print_dot::ENTRY);

@@ -52,6 +52,13 @@ impl Strategies {
                 (None, true) => candidate_plans(op, machine),
             };
             let mut out: Vec<Strategy> = plans.into_iter().flat_map(|p| strategies(problem, op, p, machine)).collect();
+            // A heavy op splits over the whole mesh when any valid plan does; otherwise (dimensions too few or too
+            // small) it may take any plan.
+            let live = machine.mesh().axes().iter().enumerate().filter(|(_, a)| a.size > 1);
+            let whole = live.fold(AxisSet::EMPTY, |s, (a, _)| s.union(AxisSet::one(a)));
+            if op.split_all && op.pinned.is_none() && out.iter().any(|s| s.plan.used() == whole) {
+                out.retain(|s| s.plan.used() == whole);
+            }
             if out.is_empty() {
                 let message = match &op.pinned {
                     Some(plan) => format!(
@@ -59,7 +66,7 @@ impl Strategies {
                          or one axis splitting two dimensions of a tensor)",
                         plan.display(&op.index, machine.mesh())
                     ),
-                    None => "no plan splits it over the whole mesh (its dimensions are too few or too small)".into(),
+                    None => "it has no valid plan".into(),
                 };
                 return Err(ShardError { message, op: Some(all.len()) });
             }
@@ -93,7 +100,6 @@ fn candidate_plans(op: &Op, machine: &Machine) -> Vec<Plan> {
     dims.sort_unstable();
     let choices = dims.len() + 1;
     let total = choices.pow(live.len() as u32);
-    let all = live.iter().fold(AxisSet::EMPTY, |s, &a| s.union(AxisSet::one(a)));
     let plans = (0..total).map(|mut code| {
         let mut plan = Plan::replicated(op.index.len());
         for &a in &live {
@@ -106,14 +112,7 @@ fn candidate_plans(op: &Op, machine: &Machine) -> Vec<Plan> {
         }
         plan
     });
-    let plans: Vec<Plan> = plans.collect();
-    // Over the whole mesh when the op can be; otherwise (too few or too small dimensions) any plan.
-    let whole: Vec<Plan> = plans.iter().filter(|p| p.used() == all).cloned().collect();
-    if op.split_all && !whole.is_empty() {
-        whole
-    } else {
-        plans
-    }
+    plans.collect()
 }
 
 /// Whether index dimension `i` moves the output or is reduced (splitting any other one duplicates work); for an

@@ -3,6 +3,7 @@
 //! whose signatures (an index space plus an IPF per input and output, from [`crate::zspace`]) make them shardable.
 
 pub mod block_op;
+pub mod device_costs;
 pub mod eval;
 pub mod interfaces;
 pub mod ops;

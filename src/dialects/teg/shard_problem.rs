@@ -17,7 +17,7 @@ use super::ops::{decode, Io, OpKind};
 use super::tensor_type::as_tensor;
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, OpId, ValueId};
-use crate::machine::{presets, Machine};
+use crate::machine::{presets, ElemType, Machine, OpClass};
 use crate::shard::tables::Tables;
 use crate::shard::{AxisSet, Op, Plan, Problem, ShardError, Strategies, Tensor, TensorId};
 use crate::zspace::{Ipf, ZAffineMap};
@@ -30,6 +30,8 @@ pub const MAX_MESH_DEVICES: usize = 1 << 16;
 pub const MESH_ATTR: &str = "teg.mesh";
 /// The op attribute holding a plan.
 pub const SHARD_ATTR: &str = "teg.shard";
+/// The op attribute overriding its operations per index point (see [`time_per_point`]).
+pub const COST_ATTR: &str = "teg.cost";
 
 /// A graph's problem and, per problem op, the TEG op it stands for.
 pub struct GraphProblem {
@@ -136,7 +138,34 @@ fn read_mesh(ctx: &Context, attr: AttrId) -> Result<Machine, String> {
         return Err(format!("more than MAX_MESH_DEVICES ({MAX_MESH_DEVICES}) devices"));
     }
     let named: Vec<(&str, usize)> = axes.iter().map(String::as_str).zip(shape).collect();
-    presets::alpa(&named, &numbers("alpha")?, &numbers("beta")?, memory).map_err(|e| e.to_string())
+    let mut rates = Vec::new();
+    for (key, class) in [("matrix", OpClass::Matrix), ("vector", OpClass::Vector)] {
+        if let Some(a) = field(key) {
+            let rate = number(a).filter(|r| r.is_finite() && *r > 0.0);
+            rates.push((class, rate.ok_or(format!("'{key}' must be a positive number of operations per time unit"))?));
+        }
+    }
+    presets::alpa_rated(&named, &numbers("alpha")?, &numbers("beta")?, memory, &rates).map_err(|e| e.to_string())
+}
+
+/// The time one index point of `op` (of kind `kind`) takes on one device of `machine`: its operations per point
+/// (`teg.cost`, or by default 2 for a contraction or convolution, a multiply-add, 1 for an elementwise op or a
+/// reduction, 0 for views, generators, inputs and outputs) over the mesh's rate for its class (`matrix` for
+/// contractions and convolutions, `vector` for the rest); 0 when the mesh gives no rate (compute is free, as in
+/// Alpa's model). An error names a bad `teg.cost`.
+pub fn time_per_point(ctx: &Context, op: OpId, kind: &OpKind, machine: &Machine) -> Result<f64, String> {
+    let (class, default) = match kind {
+        OpKind::Contraction(_) | OpKind::Conv2d(_) => (OpClass::Matrix, 2.0),
+        OpKind::Cell(_) | OpKind::Reduce(_) | OpKind::Block(_) => (OpClass::Vector, 1.0),
+        _ => (OpClass::Vector, 0.0),
+    };
+    let per_point = match ctx.op_attr(op, COST_ATTR) {
+        None => default,
+        Some(a) => number(ctx.attr_data(a))
+            .filter(|c| c.is_finite() && *c >= 0.0)
+            .ok_or(format!("{COST_ATTR} must be a non-negative number of operations per index point"))?,
+    };
+    Ok(machine.device().throughput(class, ElemType::F32).map_or(0.0, |rate| per_point / rate))
 }
 
 fn number(a: &Attr) -> Option<f64> {
@@ -279,6 +308,10 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
                 Op::new(&name, maps.index.clone(), read, write, reduced)
             };
             problem_op.split_all = matches!(kind, OpKind::Contraction(_) | OpKind::Conv2d(_));
+            match time_per_point(ctx, op, &kind, machine) {
+                Ok(t) => problem_op.work_per_point = t,
+                Err(m) => diags.push(Diagnostic::error(ctx.body.op(op).loc, m)),
+            }
             if pins {
                 match plan_of(ctx, op, &problem_op.index, machine) {
                     Some(Ok(plan)) => problem_op.pinned = Some(plan),
