@@ -7,6 +7,7 @@ pub mod device_costs;
 pub mod eval;
 pub mod interfaces;
 pub mod ops;
+pub mod patterns;
 pub mod shard_problem;
 pub mod signature;
 pub mod tensor_type;

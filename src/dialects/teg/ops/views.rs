@@ -10,9 +10,11 @@ use super::{Entry, OpFamily, OpKind};
 use crate::array::Array;
 use crate::dialects::teg::eval::views::{assemble, pad_source, region, Placement};
 use crate::dialects::teg::eval::{Args, EvalError, Strided};
+use crate::dialects::teg::patterns::{PERMUTE_PATTERNS, SLICE_PATTERNS};
 use crate::dialects::teg::tensor_type::TensorType;
 use crate::interfaces::sharding::{IndexMaps, Piece};
-use crate::ir::{Arity, AttrKind};
+use crate::ir::rewrite::RewritePattern;
+use crate::ir::{Arity, AttrKind, OpInfo};
 
 /// How `teg.pad` fills the new cells.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -73,14 +75,28 @@ const fn one(
     with(value_op(name, summary, Arity::Exact(1), attrs, format), read)
 }
 
+/// A view of one operand with canonicalization `patterns`.
+const fn canonicalized(
+    name: &'static str,
+    summary: &'static str,
+    attrs: &'static [crate::ir::AttrSpec],
+    format: &'static str,
+    read: fn(&Attrs) -> Result<OpKind, String>,
+    patterns: &'static [&'static dyn RewritePattern],
+) -> Entry {
+    let info = value_op(name, summary, Arity::Exact(1), attrs, format);
+    with(OpInfo { canonicalization: patterns, ..info }, read)
+}
+
 /// The view ops.
 pub const OPS: &[Entry] = &[
-    one(
+    canonicalized(
         "teg.permute",
         "reorders the dimensions (the result's dimension names, in order)",
         &[attr("dims", AttrKind::Array)],
         "$operands `to` $dims attr-dict `:` type($operands) (`->` type($results)^)?",
         |a| Ok(View::Permute { dims: a.strings("dims")? }.into()),
+        PERMUTE_PATTERNS,
     ),
     one(
         "teg.reverse",
@@ -89,12 +105,13 @@ pub const OPS: &[Entry] = &[
         "$operands `along` $dims attr-dict `:` type($operands) (`->` type($results)^)?",
         |a| Ok(View::Reverse { dims: a.strings("dims")? }.into()),
     ),
-    one(
+    canonicalized(
         "teg.slice",
         "the coordinates start, start + step, ... below stop of one dimension",
         &[attr("dim", AttrKind::Any), attr("start", AttrKind::Int), attr("stop", AttrKind::Int), attr("step", AttrKind::Int)],
         "$operands `along` $dim `from` $start `to` $stop `step` $step attr-dict `:` type($operands) (`->` type($results)^)?",
         |a| Ok(View::Slice { dim: a.string("dim")?, start: a.int("start")?, stop: a.int("stop")?, step: a.int("step")? }.into()),
+        SLICE_PATTERNS,
     ),
     one(
         "teg.squeeze",
