@@ -44,7 +44,7 @@ const GRAPHS: &[(&str, &str)] = &[
 ];
 
 /// Ops `teg-shard` cannot split yet (views, convolutions): the tests give them no plan.
-const UNSPLIT: &[&str] = &["teg.slice", "teg.permute", "teg.conv2d"];
+const UNSPLIT: &[&str] = &["teg.slice", "teg.permute"];
 
 /// Small integers, different per input and cell.
 fn inputs(ctx: &Context, graph: OpId) -> IndexMap<String, Array> {
@@ -186,7 +186,8 @@ fn step() -> impl Strategy<Value = Step> {
 }
 
 /// The text of a graph on a `rows × cols` mesh: `x [b, d0]` through `steps`, sunk with its column sums; and,
-/// with `conv = Some((stride, dilation, padding))`, a 2-channel convolution of an image sunk beside it.
+/// with `conv = Some((stride, dilation, padding))`, a 2-channel convolution of an image, a relu and a "same"
+/// 3 × 3 convolution sunk beside it.
 fn random_graph(rows: u64, cols: u64, b: u64, d0: u64, steps: &[Step], conv: Option<(u64, u64, u64)>) -> String {
     let mut body = vec![format!("  %x = teg.source @x : !teg.tensor<[b={b}, d0={d0}] x f32>")];
     let (mut cur, mut width, mut dim) = ("%x".to_string(), d0, 0);
@@ -259,7 +260,14 @@ fn random_graph(rows: u64, cols: u64, b: u64, d0: u64, steps: &[Step], conv: Opt
         ));
         body.push(format!("  %cr = teg.relu %conv"));
         let (h, w) = ((7 + 2 * p - d - 1) / s + 1, (6 + 2 * p - 2 * d - 1) / s + 1);
-        body.push(format!("  %s3 = teg.sink @conv %cr : !teg.tensor<[n=1, o=2, h={h}, w={w}] x f32> -> !teg.token"));
+        // A second, "same" convolution reads the first one's output: split spatially, its windows need halos.
+        let y = format!("!teg.tensor<[n=1, o=2, h={h}, w={w}] x f32>");
+        let k2 = "!teg.tensor<[o2=3, o=2, kh=3, kw=3] x f32>";
+        body.push(format!("  %k2 = teg.source @k2 : {k2}"));
+        body.push(format!("  %conv2 = teg.conv2d %cr, %k2 strides [1, 1] dilations [1, 1] padding [1, 1] : {y}, {k2}"));
+        body.push(format!(
+            "  %s3 = teg.sink @conv %conv2 : !teg.tensor<[n=1, o2=3, h={h}, w={w}] x f32> -> !teg.token"
+        ));
         points.push("%s3");
     }
     let tokens = vec!["!teg.token"; points.len()].join(", ");
@@ -310,9 +318,10 @@ proptest! {
         b in 1u64..7,
         d0 in 1u64..6,
         steps in proptest::collection::vec(step(), 1..5),
+        conv in proptest::option::of((1u64..3, 1u64..3, 0u64..2)),
         picks in proptest::collection::vec(0usize..1000, 32),
     ) {
-        let text = random_graph(2, 2, b, d0, &steps, None);
+        let text = random_graph(2, 2, b, d0, &steps, conv);
         let want = run(&text, None);
         let got = sharded_outputs(&text, "g", &|k, dims| {
             let all = plans(dims);

@@ -16,9 +16,13 @@
 //! split, such as sinks; it and any slices nobody reads are removed. Values are unchanged: the reference evaluator
 //! gives the same outputs before and after (`tests/teg_shard.rs` checks it for every plan of several graphs).
 //!
-//! This first version splits elementwise ops, contractions and reductions (their meaning does not depend on the
-//! shape they run on). A plan that splits any other op, a `mean` reduction or a reduction with a `default` along a
-//! reduced dimension is an error at the op; ops without a plan (or with one that splits nothing) are left alone.
+//! Where a read box crosses an operand's border (a convolution's padded windows), the part inside is read and the
+//! rest padded explicitly with `teg.pad`; a convolution shard then runs with padding 0. A `teg.linear` whose summed
+//! dimension is split is first expanded into `teg.matmul` and `teg.add`, so that the bias is added once.
+//!
+//! This version splits elementwise ops, contractions, convolutions and reductions. A plan that splits any other
+//! op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error at the op; ops
+//! without a plan (or with one that splits nothing) are left alone.
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
@@ -170,12 +174,20 @@ impl Graph {
             let mut ins = Vec::with_capacity(operands.len());
             for (slot, (v, (_, p))) in operands.iter().zip(&maps.inputs).enumerate() {
                 let read = p[0].ipf.project(&index).map_err(|e| e.to_string())?;
-                let (value, reshard) = self.operand(ctx, op, *v, &read, &devices)?;
+                let (inside, border) = clip(ctx, *v, &read)?;
+                let (value, reshard) = self.operand(ctx, op, *v, &inside, &devices)?;
                 edges[slot].extend(reshard);
-                ins.push(value);
+                ins.push(pad(ctx, op, value, &border)?);
             }
             let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
             let shard = clone_with(ctx, op, &ins, resized(&out_type, &region), &devices);
+            if matches!(decode(ctx, shard), Ok(OpKind::Conv2d(_))) {
+                // The border is padded explicitly above: the shard pads nothing.
+                let i64t = ctx.int_type(64);
+                let zero = ctx.int_attr(0, i64t);
+                let none = ctx.attr(Attr::Array(vec![zero, zero].into()));
+                ctx.set_op_attr(shard, "padding", none);
+            }
             parts.push(Part { value: ctx.body.results(shard).next().expect("one result"), region, devices });
         }
         for (slot, (v, made)) in operands.iter().zip(&edges).enumerate() {
@@ -307,7 +319,7 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
     let kind = decode(ctx, op)?;
     let name = ctx.op_name(op);
     match &kind {
-        OpKind::Cell(_) | OpKind::Contraction(_) => {}
+        OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) => {}
         OpKind::Reduce(r) if r.default.is_some() || r.monoid == Monoid::Mean => {
             if maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty()) {
                 return Err(format!(
@@ -318,7 +330,11 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
             }
         }
         OpKind::Reduce(_) => {}
-        _ => return Err(format!("cannot split '{name}' yet (elementwise ops, contractions and reductions only)")),
+        _ => {
+            return Err(format!(
+                "cannot split '{name}' yet (elementwise ops, contractions, convolutions and reductions only)"
+            ))
+        }
     }
     if maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine) || maps.outputs.len() != 1 {
         return Err(format!("'{name}' reads an operand piecewise"));
@@ -417,6 +433,48 @@ fn slice(
         return Err("cannot cut a tensor without dimensions".into());
     }
     Ok((value, made))
+}
+
+/// The part of box `read` inside `v`'s extents, and per dimension the cells of `read` before and after it (the
+/// padding a convolution's window reads at the border).
+fn clip(ctx: &Context, v: ValueId, read: &ZRange) -> Result<(ZRange, Vec<(u64, u64)>), String> {
+    let t = as_tensor(ctx, ctx.body.value_type(v)).ok_or("an operand is not a tensor")?;
+    let whole = ZRange::of_shape(&t.shape());
+    let inside = read.intersect(&whole).filter(|r| !r.is_empty()).ok_or("a shard reads no cell of an operand")?;
+    let border = (0..read.rank())
+        .map(|j| ((inside.start()[j] - read.start()[j]) as u64, (read.end()[j] - inside.end()[j]) as u64))
+        .collect();
+    Ok((inside, border))
+}
+
+/// `v` with `border` cells of zeros added before and after along each dimension (a `teg.pad` per padded one).
+fn pad(ctx: &mut Context, anchor: OpId, v: ValueId, border: &[(u64, u64)]) -> Result<ValueId, String> {
+    let mut value = v;
+    for (j, &(low, high)) in border.iter().enumerate() {
+        if low == 0 && high == 0 {
+            continue;
+        }
+        let mut t = as_tensor(ctx, ctx.body.value_type(value)).ok_or("an operand is not a tensor")?.clone();
+        let dim = ctx.string_attr(&t.dims[j].0);
+        t.dims[j].1 += low + high;
+        let ty = tensor_type(ctx, t);
+        let i64t = ctx.int_type(64);
+        let (lo, hi) = (ctx.int_attr(low as i128, i64t), ctx.int_attr(high as i128, i64t));
+        let f64t = ctx.float_type(crate::ir::types::FloatKind::F64);
+        let (mode, zero) = (ctx.string_attr("constant"), ctx.attr(Attr::Float { bits: 0f64.to_bits(), ty: f64t }));
+        let loc = ctx.body.op(anchor).loc;
+        let state = OpState::new(ctx, "teg.pad", loc)
+            .operands(&[value])
+            .results(&[ty])
+            .prop(ctx, "dim", dim)
+            .prop(ctx, "low", lo)
+            .prop(ctx, "high", hi)
+            .prop(ctx, "mode", mode)
+            .prop(ctx, "value", zero);
+        let op = insert(ctx, anchor, state);
+        value = ctx.body.results(op).next().expect("one result");
+    }
+    Ok(value)
 }
 
 /// A copy of `op` on `operands` with result type `ty`, marked with its devices, inserted before `op`.

@@ -239,7 +239,8 @@ pub fn set_plan(ctx: &mut Context, op: OpId, plan: &Plan, index: &[(String, u64)
 }
 
 /// The problem of `graph` on `machine`: every op with index maps (sources, sinks, views, operators), in order.
-/// Only sources, sinks, elementwise ops, contractions and reductions may split (what `teg-shard` can carry out);
+/// Only sources, sinks, elementwise ops, contractions, convolutions and reductions may split (what `teg-shard` can
+/// carry out);
 /// other ops, and ops whose inputs are read piecewise or through a map that is not affine, run whole. With
 /// `pins`, each op's `teg.shard` plan is its only choice.
 pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> Result<GraphProblem, Vec<Diagnostic>> {
@@ -290,10 +291,12 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
                 }
                 _ => {}
             }
-            // Views, generators, convolutions and user blocks depend on their shapes: `teg-shard` cannot split them
-            // yet, so the search does not either.
-            let splittable =
-                matches!(kind, OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Reduce(_) | OpKind::Io(_));
+            // Views, generators and user blocks depend on their shapes: `teg-shard` cannot split them yet, so the
+            // search does not either.
+            let splittable = matches!(
+                kind,
+                OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) | OpKind::Reduce(_) | OpKind::Io(_)
+            );
             let whole = !splittable
                 || maps.inputs.len() != inputs.len()
                 || maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine);
