@@ -43,9 +43,6 @@ const GRAPHS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Ops `teg-shard` cannot split yet (views, convolutions): the tests give them no plan.
-const UNSPLIT: &[&str] = &["teg.slice", "teg.permute"];
-
 /// Small integers, different per input and cell.
 fn inputs(ctx: &Context, graph: OpId) -> IndexMap<String, Array> {
     let mut out = IndexMap::new();
@@ -92,7 +89,6 @@ fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Opti
     let ops: Vec<OpId> = tapestry::ir::walk::preorder(&ctx.body, graph)
         .into_iter()
         .filter(|&op| !matches!(ctx.op_name(op), "teg.sink" | "teg.sequence_point" | "teg.graph"))
-        .filter(|&op| !UNSPLIT.contains(&ctx.op_name(op)))
         .collect();
     for (k, &op) in ops.iter().enumerate() {
         let maps = index_maps_of(&ctx, op).unwrap();
@@ -172,6 +168,10 @@ enum Step {
     Slice,
     /// A `max` over `d_i`, broadcast back and subtracted.
     MaxSubtract,
+    /// `reverse` along `b`.
+    Reverse,
+    /// `select` one column, `unsqueeze` it back and `broadcast` it over the columns.
+    SelectBroadcast(u64),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -182,6 +182,8 @@ fn step() -> impl Strategy<Value = Step> {
         (1u64..5).prop_map(Step::ContractPermute),
         Just(Step::Slice),
         Just(Step::MaxSubtract),
+        Just(Step::Reverse),
+        (0u64..8).prop_map(Step::SelectBroadcast),
     ]
 }
 
@@ -237,6 +239,18 @@ fn random_graph(rows: u64, cols: u64, b: u64, d0: u64, steps: &[Step], conv: Opt
                 width -= 1;
             }
             Step::Slice => {}
+            Step::Reverse => {
+                body.push(format!("  %q{i} = teg.reverse {cur} along [\"b\"] : {from}"));
+                cur = format!("%q{i}");
+            }
+            Step::SelectBroadcast(k) => {
+                let k = k % width;
+                body.push(format!("  %t{i} = teg.select {cur} along \"d{dim}\" at {k} : {from}"));
+                body.push(format!("  %u{i} = teg.unsqueeze %t{i} as \"d{dim}\" at 1 : !teg.tensor<[b={b}] x f32>"));
+                let one = format!("!teg.tensor<[b={b}, d{dim}=1] x f32>");
+                body.push(format!("  %o{i} = teg.broadcast %u{i} along \"d{dim}\" to {width} : {one}"));
+                cur = format!("%o{i}");
+            }
             Step::MaxSubtract => {
                 body.push(format!("  %x{i} = teg.reduce {cur} along [\"d{dim}\"] by \"max\" : {from}"));
                 body.push(format!("  %d{i} = teg.sub {cur}, %x{i}"));
@@ -293,9 +307,10 @@ fn run(text: &str, pipeline: Option<&str>) -> IndexMap<String, Array> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
-    /// Random graphs (matmul, matmul + bias + relu and linear + relu stacks, einsums with a permute, slices, max-subtract
-    /// reductions, a strided and dilated convolution) on 2 × 2 and 3 × 1 meshes: the plans `teg-auto-shard` picks
-    /// for a random seed, carried out by `teg-shard`, give exactly the values of the graph as written.
+    /// Random graphs (matmul, matmul + bias + relu and linear + relu stacks, einsums with a permute, slices,
+    /// reverses, a column selected and broadcast back, max-subtract reductions, a strided and dilated convolution
+    /// and a "same" one) on 2 × 2 and 3 × 1 meshes: the plans `teg-auto-shard` picks for a random seed, carried out
+    /// by `teg-shard`, give exactly the values of the graph as written.
     #[test]
     fn random_graphs_keep_values_through_auto_shard(
         mesh in prop_oneof![Just((2u64, 2u64)), Just((3, 1))],

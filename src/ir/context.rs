@@ -134,6 +134,16 @@ impl Context {
         self.body.op_mut(op).attrs = dict;
     }
 
+    /// Sets (or replaces) the inherent attribute (property) `name` of `op`.
+    pub fn set_op_prop(&mut self, op: OpId, name: &str, value: AttrId) {
+        let key = self.sym(name);
+        let mut entries = self.dict_entries(self.body.op(op).props).to_vec();
+        entries.retain(|e| e.0 != key);
+        entries.push((key, value));
+        let dict = self.dict_attr(entries);
+        self.body.op_mut(op).props = dict;
+    }
+
     /// Removes the discardable attribute `name` of `op`; returns whether it was there.
     pub fn remove_op_attr(&mut self, op: OpId, name: &str) -> bool {
         let Some(key) = self.symbols.lookup(name) else { return false };

@@ -20,14 +20,16 @@
 //! rest padded explicitly with `teg.pad`; a convolution shard then runs with padding 0. A `teg.linear` whose summed
 //! dimension is split is first expanded into `teg.matmul` and `teg.add`, so that the bias is added once.
 //!
-//! This version splits elementwise ops, contractions, convolutions and reductions. A plan that splits any other
-//! op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error at the op; ops
+//! A strided view's shard is the same view of the box it reads, its attributes fitted to that box.
+//!
+//! This version splits elementwise ops, contractions, convolutions, reductions and strided views. A plan that
+//! splits any other op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error at the op; ops
 //! without a plan (or with one that splits nothing) are left alone.
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::graphs_under;
-use crate::dialects::teg::ops::{decode, Contraction, Io, Monoid, OpKind};
+use crate::dialects::teg::ops::{decode, Contraction, Io, Monoid, OpKind, View};
 use crate::dialects::teg::shard_problem::{mesh_of, plan_of, set_plan, SHARD_ATTR};
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::dialects::teg::transfers::{table_of, DEVICES_ATTR};
@@ -172,22 +174,18 @@ impl Graph {
         for (part, index) in shards(maps, plan, &self.machine)? {
             let devices = ranks.get(&part).cloned().unwrap_or_default();
             let mut ins = Vec::with_capacity(operands.len());
+            let mut first_read = None;
             for (slot, (v, (_, p))) in operands.iter().zip(&maps.inputs).enumerate() {
                 let read = p[0].ipf.project(&index).map_err(|e| e.to_string())?;
                 let (inside, border) = clip(ctx, *v, &read)?;
+                first_read.get_or_insert_with(|| inside.clone());
                 let (value, reshard) = self.operand(ctx, op, *v, &inside, &devices)?;
                 edges[slot].extend(reshard);
                 ins.push(pad(ctx, op, value, &border)?);
             }
             let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
             let shard = clone_with(ctx, op, &ins, resized(&out_type, &region), &devices);
-            if matches!(decode(ctx, shard), Ok(OpKind::Conv2d(_))) {
-                // The border is padded explicitly above: the shard pads nothing.
-                let i64t = ctx.int_type(64);
-                let zero = ctx.int_attr(0, i64t);
-                let none = ctx.attr(Attr::Array(vec![zero, zero].into()));
-                ctx.set_op_attr(shard, "padding", none);
-            }
+            fit_to_box(ctx, shard, first_read.as_ref().unwrap_or(&index), &region)?;
             parts.push(Part { value: ctx.body.results(shard).next().expect("one result"), region, devices });
         }
         for (slot, (v, made)) in operands.iter().zip(&edges).enumerate() {
@@ -320,6 +318,7 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
     let name = ctx.op_name(op);
     match &kind {
         OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) => {}
+        OpKind::View(v) if v.splits_by_box() => {}
         OpKind::Reduce(r) if r.default.is_some() || r.monoid == Monoid::Mean => {
             if maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty()) {
                 return Err(format!(
@@ -332,7 +331,7 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
         OpKind::Reduce(_) => {}
         _ => {
             return Err(format!(
-                "cannot split '{name}' yet (elementwise ops, contractions, convolutions and reductions only)"
+                "cannot split '{name}' yet (elementwise ops, contractions, convolutions, reductions and strided views only)"
             ))
         }
     }
@@ -433,6 +432,56 @@ fn slice(
         return Err("cannot cut a tensor without dimensions".into());
     }
     Ok((value, made))
+}
+
+/// Adjusts a shard's attributes to its boxes (`first_read` of its first operand, `region` of its result): a
+/// convolution's border is padded explicitly, so it pads nothing; a view's attributes follow its box
+/// ([`View::at_box`]).
+fn fit_to_box(ctx: &mut Context, shard: OpId, first_read: &ZRange, region: &ZRange) -> Result<(), String> {
+    let i64t = ctx.int_type(64);
+    let int = |ctx: &mut Context, v: i64| ctx.int_attr(v as i128, i64t);
+    match decode(ctx, shard)? {
+        OpKind::Conv2d(_) => {
+            let zero = int(ctx, 0);
+            let none = ctx.attr(Attr::Array(vec![zero, zero].into()));
+            ctx.set_op_prop(shard, "padding", none);
+        }
+        OpKind::View(view) => {
+            let x = ctx.body.operand(shard, 0);
+            let names = owned(as_tensor(ctx, ctx.body.value_type(x)).ok_or("an operand is not a tensor")?.names());
+            let result = ctx.body.results(shard).next().expect("one result");
+            let out = owned(as_tensor(ctx, ctx.body.value_type(result)).ok_or("the result is not a tensor")?.names());
+            let count = |dim: &str| out.iter().position(|n| n == dim).map_or(1, |j| region.shape()[j]);
+            let fitted = match &view {
+                View::Slice { dim, .. } | View::Broadcast { dim, .. } => {
+                    view.at_box(&names, &out, first_read.start(), region.start(), count(dim))
+                }
+                other => other.at_box(&names, &out, first_read.start(), region.start(), 1),
+            };
+            match fitted {
+                View::Slice { start, stop, .. } => {
+                    let (start, stop) = (int(ctx, start), int(ctx, stop));
+                    ctx.set_op_prop(shard, "start", start);
+                    ctx.set_op_prop(shard, "stop", stop);
+                }
+                View::Select { index, .. } => {
+                    let index = int(ctx, index);
+                    ctx.set_op_prop(shard, "index", index);
+                }
+                View::Broadcast { extent, .. } => {
+                    let extent = int(ctx, extent);
+                    ctx.set_op_prop(shard, "extent", extent);
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn owned(names: Vec<&str>) -> Vec<String> {
+    names.into_iter().map(String::from).collect()
 }
 
 /// The part of box `read` inside `v`'s extents, and per dimension the cells of `read` before and after it (the

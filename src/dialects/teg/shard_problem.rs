@@ -291,12 +291,15 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
                 }
                 _ => {}
             }
-            // Views, generators and user blocks depend on their shapes: `teg-shard` cannot split them yet, so the
-            // search does not either.
-            let splittable = matches!(
-                kind,
-                OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) | OpKind::Reduce(_) | OpKind::Io(_)
-            );
+            // Piecewise views, generators and user blocks depend on their shapes: `teg-shard` cannot split them
+            // yet, so the search does not either.
+            let splittable = match &kind {
+                OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) | OpKind::Reduce(_) | OpKind::Io(_) => {
+                    true
+                }
+                OpKind::View(v) => v.splits_by_box(),
+                _ => false,
+            };
             let whole = !splittable
                 || maps.inputs.len() != inputs.len()
                 || maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine);

@@ -375,6 +375,31 @@ impl OpFamily for View {
 }
 
 impl View {
+    /// Whether a box of the result is this same view of the box of the operand it reads (with `at_box`'s
+    /// attributes): the strided views of one operand. Concat, interleave, repeat and pad read piecewise.
+    pub fn splits_by_box(&self) -> bool {
+        !matches!(self, View::Concat { .. } | View::Interleave { .. } | View::Repeat { .. } | View::Pad { .. })
+    }
+
+    /// This view's attributes for the result box starting at `out_start` (per result dimension, named `out`) read
+    /// from the operand box starting at `in_start` (per operand dimension, named `names`) with `count` cells along
+    /// the view's dimension: a slice starts within the box, a select picks its one cell, a broadcast stretches to
+    /// the box's extent; the other views keep theirs.
+    pub fn at_box(&self, names: &[String], out: &[String], in_start: &[i64], out_start: &[i64], count: u64) -> View {
+        let pos = |list: &[String], d: &str| list.iter().position(|n| n == d);
+        match self {
+            View::Slice { dim, start, step, .. } => {
+                let (Some(k), Some(j)) = (pos(names, dim), pos(out, dim)) else { return self.clone() };
+                let first = start + out_start[j] * step - in_start[k];
+                let stop = first + (count as i64 - 1) * step + step.signum();
+                View::Slice { dim: dim.clone(), start: first, stop, step: *step }
+            }
+            View::Select { dim, .. } => View::Select { dim: dim.clone(), index: 0 },
+            View::Broadcast { dim, .. } => View::Broadcast { dim: dim.clone(), extent: count as i64 },
+            other => other.clone(),
+        }
+    }
+
     /// The layout of this view of `x` (laid out as `x`, dimension `names`), or `None` for a view that is not a
     /// strided access of one operand. `out` is the result's dimension names and `shape` its extents.
     pub fn strided(&self, x: &Strided, names: &[String], out: &[String], shape: &[u64]) -> Option<Strided> {
