@@ -23,8 +23,8 @@
 //! A strided view's shard is the same view of the box it reads, its attributes fitted to that box.
 //!
 //! This version splits elementwise ops, contractions, convolutions, reductions and strided views. A plan that
-//! splits any other op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error at the op; ops
-//! without a plan (or with one that splits nothing) are left alone.
+//! splits any other op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error
+//! at the op; ops without a plan (or with one that splits nothing) are left alone.
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
