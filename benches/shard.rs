@@ -1,12 +1,16 @@
 //! The auto-sharding benchmark (`sharding-and-cost.md` §2): the MLP training step with 2, 8 and 32 layers, batch
 //! and widths 1024, f32, on meshes 2×4, 1×8 and 8×1 with Alpa's α–β numbers and compute free. Per row: the exact
 //! optimum (variable elimination) and its solve time, then the search with a 1 s budget (seed 1): its cost, the
-//! gap to the optimum, its time and rounds. Then the frontier's spread under a tight memory limit.
+//! gap to the optimum, its time and rounds. Then the frontier's spread under a tight memory limit, and the search
+//! against Alpa's ILP (`microlp`) with memory per device as a constraint.
 //!
 //! Then `teg-cost`, `teg-auto-shard{max-rounds=1}` and `teg-shard` on chains of 5k, 10k and 20k TEG ops (every
 //! other op pinned to split rows, the rest to split columns, so every edge reshards), to show they grow linearly.
 //!
 //! `cargo bench --bench shard`
+
+#[path = "../tests/shard/ilp.rs"]
+mod ilp;
 
 use std::time::{Duration, Instant};
 use tapestry::machine::{presets, Machine};
@@ -97,6 +101,47 @@ fn tight_memory(budget: u64) {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// The search against the ILP (`microlp`, 60 s limit) with memory per device as a constraint, on `layers` layers
+/// on 2×4: at 100%, 75% and 60% of the fastest plan's peak.
+fn against_ilp(layers: usize, budget: u64) {
+    println!();
+    println!("| layers | memory per device | ILP time | ILP solve | proved optimal | search time | gap |");
+    println!("|---|---|---|---|---|---|---|");
+    let p = mlp::training_step(layers, 1024, 1024, 1024, 1024);
+    let m = presets::mlp_benchmark(2, 4).expect("machine");
+    let (s, t) = prepare(&p, &m);
+    let options = |limit: Option<u64>| SearchOptions {
+        seed: 1,
+        budget: Duration::from_millis(budget),
+        max_rounds: 0,
+        objective: Objective::Time,
+        memory_limit: limit,
+    };
+    let fastest = search(&p, &s, &t, &m, &options(None)).costs.peak_memory;
+    for fraction in [1.0, 0.75, 0.6] {
+        let limit = (fastest as f64 * fraction) as u64;
+        let start = Instant::now();
+        let solved = ilp::solve(&p, &s, &t, &m, Some(limit), Duration::from_secs(60));
+        let solve_time = start.elapsed().as_secs_f64();
+        let r = search(&p, &s, &t, &m, &options(Some(limit)));
+        let (time, optimal, gap) = match &solved {
+            Some(x) => (
+                format!("{:.0}", x.time),
+                x.optimal.to_string(),
+                format!("{:+.2}%", (r.costs.time / x.time - 1.0) * 100.0),
+            ),
+            None => ("none fits".into(), "-".into(), "-".into()),
+        };
+        println!(
+            "| {layers} | {:.0} MiB ({:.0}%) | {time} | {solve_time:.2} s | {optimal} | {:.0}{} | {gap} |",
+            limit as f64 / MIB,
+            fraction * 100.0,
+            r.costs.time,
+            if r.feasible { "" } else { " (over)" }
+        );
+    }
+}
+
 fn main() {
     let budget: u64 = std::env::var("SHARD_BUDGET_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     println!("| layers | mesh | optimum | exact solve | search | gap | search time | rounds |");
@@ -131,5 +176,7 @@ fn main() {
         }
     }
     tight_memory(budget);
+    against_ilp(2, budget);
+    against_ilp(8, budget);
     scaling();
 }

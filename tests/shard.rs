@@ -200,3 +200,33 @@ fn transfer_tables_come_from_box_intersections() {
     let held = [piece(&[0], &[4], &[0, 1])];
     assert_eq!(moves_and_kind(&square, &held, &[piece(&[0], &[2], &[3])], false), (vec![(1, 3, 8)], Kind::Send));
 }
+
+#[path = "shard/ilp.rs"]
+mod ilp;
+
+/// The ILP agrees with variable elimination without a memory limit, and with enumeration under a limit of 3/4 of
+/// the fastest plan's peak, on one-layer MLP training steps small enough to enumerate.
+#[test]
+fn ilp_matches_the_exact_solvers() {
+    for (rows, cols) in [(2, 1), (1, 3)] {
+        let m = alpa(rows, cols, [1.0, 1.0]);
+        let p = mlp::training_step(1, 8, 6, 6, 4);
+        let (s, t) = solve(&p, &m);
+        let (_, best) = exact::optimum(&t).unwrap();
+        let free = ilp::solve(&p, &s, &t, &m, None, Duration::from_secs(60)).expect("a solution");
+        assert!(free.optimal && close(free.time, best), "{rows}x{cols}: ILP {} vs elimination {best}", free.time);
+        let limit = evaluate(&p, &s, &t, &m, &free.choice).peak_memory * 3 / 4;
+        let enumerated = exact::enumerate(&p, &s, &t, &m, Some(limit)).unwrap();
+        let bounded = ilp::solve(&p, &s, &t, &m, Some(limit), Duration::from_secs(60));
+        match (enumerated, bounded) {
+            (Some((_, want)), Some(got)) => {
+                let peak = evaluate(&p, &s, &t, &m, &got.choice).peak_memory;
+                assert!(got.time > free.time, "{rows}x{cols}: the limit should bind");
+                assert!(got.optimal && close(got.time, want.time), "{rows}x{cols}: ILP {} vs {}", got.time, want.time);
+                assert!(peak <= limit, "{rows}x{cols}: the ILP's plan holds {peak} B, over {limit}");
+            }
+            (None, None) => {}
+            (want, got) => panic!("enumeration {:?} but ILP {:?}", want.map(|w| w.1.time), got.map(|g| g.time)),
+        }
+    }
+}

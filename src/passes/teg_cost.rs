@@ -79,7 +79,8 @@ fn per_device(ctx: &Context, graph: OpId) -> Result<Option<String>, Vec<Diagnost
     let split = preorder(&ctx.body, graph).into_iter().any(|op| ctx.op_attr(op, DEVICES_ATTR).is_some());
     let Some(machine) = mesh_of(ctx, graph).filter(|_| split) else { return Ok(None) };
     let machine = machine.map_err(|d| vec![d])?;
-    let costs = device_costs(ctx, graph, &machine).map_err(|d| vec![d])?;
+    let split = device_costs(ctx, graph, &machine).map_err(|d| vec![d])?;
+    let costs = &split.devices;
     let mut text = header(ctx, graph, &machine) + ", split by teg-shard\n";
     text += "device | ops | compute | peak memory | received | sent | finish\n";
     for (d, c) in costs.iter().enumerate() {
@@ -91,6 +92,8 @@ fn per_device(ctx: &Context, graph: OpId) -> Result<Option<String>, Vec<Diagnost
     let time = costs.iter().map(|c| c.finish).fold(0.0, f64::max);
     let peak = costs.iter().map(|c| c.peak_memory).max().unwrap_or(0);
     let moved: u64 = costs.iter().map(|c| c.received).sum();
-    text += &format!("total: time {time:.0}, peak memory {peak} B on one device, moved {moved} B\n");
+    let axes = machine.mesh().axes().iter().zip(&split.per_axis).map(|(a, b)| format!("{} {b} B", a.name));
+    let axes = axes.collect::<Vec<_>>().join(", ");
+    text += &format!("total: time {time:.0}, peak memory {peak} B on one device, moved {moved} B (across {axes})\n");
     Ok(Some(text))
 }

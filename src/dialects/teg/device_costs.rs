@@ -18,6 +18,7 @@ use super::transfers::{devices_of, devices_or_all, table_of};
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::{Context, Diagnostic, OpId, ValueId};
 use crate::machine::Machine;
+use crate::shard::transfers::Move;
 use std::collections::HashMap;
 
 /// Most (device, value) pairs whose live ranges one graph's memory estimate may weigh; past it, an error.
@@ -40,6 +41,16 @@ pub struct DeviceCosts {
     pub finish: f64,
 }
 
+/// What the devices of a split graph do, and the bytes that cross each mesh axis's links.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SplitCosts {
+    /// Per device (row-major rank).
+    pub devices: Vec<DeviceCosts>,
+    /// Per mesh axis, the bytes of the moves whose sender and receiver differ along it (a move across two axes
+    /// counts on both).
+    pub per_axis: Vec<u64>,
+}
+
 /// A value's bytes, its holders and its live range (op positions).
 struct Held {
     bytes: u64,
@@ -49,7 +60,7 @@ struct Held {
 }
 
 /// The costs of every device of `machine`'s mesh for the split graph `graph`; an error at the op at fault.
-pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<Vec<DeviceCosts>, Diagnostic> {
+pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<SplitCosts, Diagnostic> {
     let ops: Vec<OpId> = ctx
         .body
         .regions(graph)
@@ -59,6 +70,7 @@ pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<Vec
         .collect();
     let n = machine.mesh().num_devices();
     let mut out = vec![DeviceCosts::default(); n];
+    let mut per_axis = vec![0u64; machine.mesh().axes().len()];
     let mut ready: HashMap<ValueId, f64> = HashMap::new();
     let mut held: HashMap<ValueId, Held> = HashMap::new();
     let end = ops.len().saturating_sub(1);
@@ -73,7 +85,7 @@ pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<Vec
         }
         let start = ctx.body.operands(op).map(|v| ready.get(&v).copied().unwrap_or(0.0)).fold(0.0, f64::max);
         let finish = match table_of(ctx, op, machine.mesh()) {
-            Some(table) => receive(&table.map_err(at)?.moves, start, machine, &mut out),
+            Some(table) => receive(&table.map_err(at)?.moves, start, machine, &mut out, &mut per_axis),
             None => compute(ctx, op, &kind, start, machine, &mut out).map_err(at)?,
         };
         let Some(result) = ctx.body.results(op).next() else { continue };
@@ -83,7 +95,7 @@ pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<Vec
         }
     }
     peaks(held.into_values(), &mut out).map_err(|m| Diagnostic::error(ctx.body.op(graph).loc, m))?;
-    Ok(out)
+    Ok(SplitCosts { devices: out, per_axis })
 }
 
 /// Runs `op` on its devices from `start`; returns when the last of them finishes (`start` for an op that takes
@@ -115,9 +127,12 @@ fn compute(
 }
 
 /// Delivers `moves` from `start`, each receiver taking its moves one after another; returns when the last lands.
-fn receive(moves: &[crate::shard::transfers::Move], start: f64, m: &Machine, out: &mut [DeviceCosts]) -> f64 {
+fn receive(moves: &[Move], start: f64, m: &Machine, out: &mut [DeviceCosts], per_axis: &mut [u64]) -> f64 {
     let mut last = start;
     for mv in moves {
+        for axis in differing(m, mv.from, mv.to) {
+            per_axis[axis] += mv.bytes;
+        }
         let time = link_time(m, mv.from, mv.to, mv.bytes as f64);
         let begin = out[mv.to].finish.max(start);
         out[mv.to].finish = begin + time;
@@ -130,9 +145,13 @@ fn receive(moves: &[crate::shard::transfers::Move], start: f64, m: &Machine, out
 
 /// The α–β time of `bytes` from `from` to `to`: the slowest link among the axes along which they differ.
 fn link_time(m: &Machine, from: usize, to: usize, bytes: f64) -> f64 {
-    let (Ok(a), Ok(b)) = (m.mesh().coords(from), m.mesh().coords(to)) else { return 0.0 };
-    let differ = a.iter().zip(&b).enumerate().filter(|(_, (x, y))| x != y).map(|(axis, _)| axis);
-    differ.map(|axis| m.links()[axis].transfer(bytes)).fold(0.0, f64::max)
+    differing(m, from, to).into_iter().map(|axis| m.links()[axis].transfer(bytes)).fold(0.0, f64::max)
+}
+
+/// The mesh axes along which two ranks differ.
+fn differing(m: &Machine, from: usize, to: usize) -> Vec<usize> {
+    let (Ok(a), Ok(b)) = (m.mesh().coords(from), m.mesh().coords(to)) else { return Vec::new() };
+    a.iter().zip(&b).enumerate().filter(|(_, (x, y))| x != y).map(|(axis, _)| axis).collect()
 }
 
 /// The bytes `result` of `op` occupies and on which devices (`None` when it takes none of its own). `from` is 0
