@@ -15,7 +15,7 @@ mod ilp;
 use std::time::{Duration, Instant};
 use tapestry::machine::{presets, Machine};
 use tapestry::shard::tables::Tables;
-use tapestry::shard::{exact, mlp, search, Objective, Problem, SearchOptions, Strategies};
+use tapestry::shard::{evaluate, exact, mlp, search, Objective, Problem, SearchOptions, Strategies};
 
 fn prepare(p: &Problem, m: &Machine) -> (Strategies, Tables) {
     let s = Strategies::of(p, m).expect("strategies");
@@ -69,13 +69,7 @@ fn tight_memory(budget: u64) {
     let p = mlp::training_step(8, 1024, 1024, 1024, 1024);
     let m = presets::mlp_benchmark(2, 4).expect("machine");
     let (s, t) = prepare(&p, &m);
-    let options = |limit: Option<u64>| SearchOptions {
-        seed: 1,
-        budget: Duration::from_millis(budget),
-        max_rounds: 0,
-        objective: Objective::Time,
-        memory_limit: limit,
-    };
+    let options = |limit: Option<u64>| time_within(budget, limit);
     let fastest = search(&p, &s, &t, &m, &options(None)).costs.peak_memory;
     for fraction in [1.0, 0.75, 0.5] {
         let limit = (fastest as f64 * fraction) as u64;
@@ -101,6 +95,17 @@ fn tight_memory(budget: u64) {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// The search's options: seed 1, `budget` ms, least time within `limit` bytes per device.
+fn time_within(budget: u64, limit: Option<u64>) -> SearchOptions {
+    SearchOptions {
+        seed: 1,
+        budget: Duration::from_millis(budget),
+        max_rounds: 0,
+        objective: Objective::Time,
+        memory_limit: limit,
+    }
+}
+
 /// The search against the ILP (`microlp`, 60 s limit) with memory per device as a constraint, on `layers` layers
 /// on 2×4: at 100%, 75% and 60% of the fastest plan's peak.
 fn against_ilp(layers: usize, budget: u64) {
@@ -110,19 +115,16 @@ fn against_ilp(layers: usize, budget: u64) {
     let p = mlp::training_step(layers, 1024, 1024, 1024, 1024);
     let m = presets::mlp_benchmark(2, 4).expect("machine");
     let (s, t) = prepare(&p, &m);
-    let options = |limit: Option<u64>| SearchOptions {
-        seed: 1,
-        budget: Duration::from_millis(budget),
-        max_rounds: 0,
-        objective: Objective::Time,
-        memory_limit: limit,
-    };
+    let options = |limit: Option<u64>| time_within(budget, limit);
     let fastest = search(&p, &s, &t, &m, &options(None)).costs.peak_memory;
     for fraction in [1.0, 0.75, 0.6] {
         let limit = (fastest as f64 * fraction) as u64;
         let start = Instant::now();
         let solved = ilp::solve(&p, &s, &t, &m, Some(limit), Duration::from_secs(60));
         let solve_time = start.elapsed().as_secs_f64();
+        if let Some(x) = &solved {
+            assert!(evaluate(&p, &s, &t, &m, &x.choice).peak_memory <= limit, "the ILP's plan is over the limit");
+        }
         let r = search(&p, &s, &t, &m, &options(Some(limit)));
         let (time, optimal, gap) = match &solved {
             Some(x) => (

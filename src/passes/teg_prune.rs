@@ -5,8 +5,8 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::graphs_under;
 use crate::dialects::teg::ops::{decode, OpKind};
+use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::ir::body::ValueDef;
 use crate::ir::{Context, Diagnostic, OpId};
 use std::collections::HashSet;
@@ -33,13 +33,7 @@ impl Pass for Prune {
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let mut pruned = 0u64;
         for graph in graphs_under(ctx, root) {
-            let ops: Vec<OpId> = ctx
-                .body
-                .regions(graph)
-                .iter()
-                .flat_map(|&r| ctx.body.region(r).blocks.clone())
-                .flat_map(|b| ctx.body.block_ops(b).collect::<Vec<_>>())
-                .collect();
+            let ops = graph_ops(ctx, graph);
             let observed = observed(ctx, &ops);
             for &op in ops.iter().rev() {
                 if !observed.contains(&op) {

@@ -61,13 +61,7 @@ struct Held {
 
 /// The costs of every device of `machine`'s mesh for the split graph `graph`; an error at the op at fault.
 pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<SplitCosts, Diagnostic> {
-    let ops: Vec<OpId> = ctx
-        .body
-        .regions(graph)
-        .iter()
-        .flat_map(|&r| ctx.body.region(r).blocks.clone())
-        .flat_map(|b| ctx.body.block_ops(b).collect::<Vec<_>>())
-        .collect();
+    let ops = super::graph_ops(ctx, graph);
     let n = machine.mesh().num_devices();
     let mut out = vec![DeviceCosts::default(); n];
     let mut per_axis = vec![0u64; machine.mesh().axes().len()];

@@ -45,6 +45,12 @@ pub fn graphs_under(ctx: &Context, root: OpId) -> Vec<OpId> {
         .collect()
 }
 
+/// The ops directly in `graph`'s body, in program order.
+pub fn graph_ops(ctx: &Context, graph: OpId) -> Vec<OpId> {
+    let blocks = ctx.body.regions(graph).iter().flat_map(|&r| ctx.body.region(r).blocks.iter().copied());
+    blocks.flat_map(|b| ctx.body.block_ops(b)).collect()
+}
+
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {
     match (name, body) {
         ("teg.tensor", Some(body)) => Ok(tensor_type(ctx, TensorType::parse(body)?)),

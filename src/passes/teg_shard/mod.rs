@@ -32,11 +32,11 @@ mod geometry;
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::graphs_under;
 use crate::dialects::teg::ops::{decode, Io, Monoid, OpKind};
 use crate::dialects::teg::shard_problem::{mesh_of, plan_of};
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::dialects::teg::transfers::table_of;
+use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::{Context, Diagnostic, OpId, ValueId};
 use crate::machine::Machine;
@@ -80,15 +80,7 @@ impl Pass for Shard {
             let Some(machine) = mesh_of(ctx, graph) else { continue };
             let machine = machine.map_err(|d| vec![d])?;
             expand_split_linears(ctx, graph, &machine).map_err(|d| vec![d])?;
-            let region = ctx.body.regions(graph)[0];
-            let ops: Vec<OpId> = ctx
-                .body
-                .region(region)
-                .blocks
-                .clone()
-                .into_iter()
-                .flat_map(|b| ctx.body.block_ops(b).collect::<Vec<_>>())
-                .collect();
+            let ops = graph_ops(ctx, graph);
             let mut state = Graph { machine, split: HashMap::new(), made: Vec::new(), whole: Vec::new() };
             for op in ops {
                 let kind = decode(ctx, op);
