@@ -97,7 +97,9 @@ fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Opti
         .collect();
     for (k, &op) in ops.iter().enumerate() {
         let maps = index_maps_of(&ctx, op).unwrap();
-        if let Some(plan) = choice(k, maps.index.len()) {
+        // A plan that splits a dimension into more parts than its extent is an error; such picks stay unplanned.
+        let valid = |p: &Plan| p.0.iter().zip(&maps.index).all(|(set, d)| set.parts(machine.mesh()) <= d.1);
+        if let Some(plan) = choice(k, maps.index.len()).filter(valid) {
             set_plan(&mut ctx, op, &plan, &maps.index, &machine);
         }
     }

@@ -91,7 +91,7 @@ fn per_device(ctx: &Context, graph: OpId) -> Result<Option<String>, Vec<Diagnost
     }
     let time = costs.iter().map(|c| c.finish).fold(0.0, f64::max);
     let peak = costs.iter().map(|c| c.peak_memory).max().unwrap_or(0);
-    let moved: u64 = costs.iter().map(|c| c.received).sum();
+    let moved = costs.iter().fold(0u64, |n, c| n.saturating_add(c.received));
     let axes = machine.mesh().axes().iter().zip(&split.per_axis).map(|(a, b)| format!("{} {b} B", a.name));
     let axes = axes.collect::<Vec<_>>().join(", ");
     text += &format!("total: time {time:.0}, peak memory {peak} B on one device, moved {moved} B (across {axes})\n");

@@ -85,6 +85,7 @@ fn dot(ctx: &Context, graph: OpId, signatures: bool) -> String {
     for (n, op) in ctx.body.region(region).blocks.iter().flat_map(|&b| ctx.body.block_ops(b)).enumerate() {
         let Ok(kind) = decode(ctx, op) else { continue };
         let table = mesh.as_ref().and_then(|m| table_of(ctx, op, m.mesh())?.ok());
+        let sent = table.as_ref().map(bytes_per_source);
         let (shape, label) = match &table {
             Some(t) => reshard_style(t),
             None => placed(ctx, op, node_style(ctx, op, &kind)),
@@ -94,8 +95,9 @@ fn dot(ctx: &Context, graph: OpId, signatures: bool) -> String {
             if let Some(&from) = node_of.get(&v) {
                 let edge = as_tensor(ctx, ctx.body.value_type(v)).map_or(String::new(), |t| t.to_string());
                 let style = match (&table, edge.is_empty()) {
-                    (Some(t), _) => {
-                        let label = quote_lines(&[edge, format!("{} B", sent(t, k))]);
+                    (Some(_), _) => {
+                        let bytes = sent.as_ref().map_or(0, |s| s[k]);
+                        let label = quote_lines(&[edge, format!("{bytes} B")]);
                         out.push_str(&format!("  n{from} -> n{n} [label={label}, color=\"#dc2626\", penwidth=2];\n"));
                         continue;
                     }
@@ -120,7 +122,7 @@ fn dot(ctx: &Context, graph: OpId, signatures: bool) -> String {
 
 /// A shard's node filled with its devices' colour, its label naming them; other nodes as they are.
 fn placed(ctx: &Context, op: OpId, (shape, label): (&'static str, String)) -> (String, String) {
-    let Some(devices) = devices_of(ctx, op) else { return (shape.to_string(), label) };
+    let Some(Ok(devices)) = devices_of(ctx, op, usize::MAX) else { return (shape.to_string(), label) };
     let colour = DEVICE_COLOURS[devices.first().copied().unwrap_or(0) % DEVICE_COLOURS.len()];
     let shape =
         shape.split(", ").filter(|a| !a.starts_with("style") && !a.starts_with("fillcolor")).collect::<Vec<_>>();
@@ -134,13 +136,13 @@ fn reshard_style(t: &Table) -> (String, String) {
     (shape, format!("reshard: {}, {} B", t.kind(), t.bytes()))
 }
 
-/// The bytes operand `k`'s holders send in the table (each move is charged to the first operand whose box holds
-/// it on its sender).
-fn sent(t: &Table, k: usize) -> u64 {
-    let owner = |m: &crate::shard::transfers::Move| {
-        t.sources.iter().position(|s| s.devices.contains(&m.from) && s.region.contains_range(&m.region))
-    };
-    t.moves.iter().filter(|m| owner(m) == Some(k)).map(|m| m.bytes).sum()
+/// The bytes sent from each source piece of a table.
+fn bytes_per_source(t: &Table) -> Vec<u64> {
+    let mut out = vec![0u64; t.sources.len()];
+    for m in &t.moves {
+        out[m.source] = out[m.source].saturating_add(m.bytes);
+    }
+    out
 }
 
 /// The node's shape attributes and label.

@@ -48,7 +48,7 @@ impl Pass for PrintTransfers {
                 write_table(&mut text, ctx, op, &table);
                 count += 1;
                 moves += table.moves.len() as u64;
-                bytes += table.bytes();
+                bytes = bytes.saturating_add(table.bytes());
             }
             let _ = writeln!(text, "total: {count} reshards, {moves} moves, {bytes} B");
             let _ = env.out.write_all(text.as_bytes());

@@ -14,7 +14,7 @@ use super::strategies::Strategies;
 use super::tables::Tables;
 use super::{err, ShardError};
 use crate::machine::Machine;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// Most entries of one intermediate table of [`optimum`].
 pub const MAX_EXACT_ENTRIES: usize = 1 << 24;
@@ -117,42 +117,41 @@ fn edge_factor(tables: &Tables, e: &super::tables::Edge, at: impl Fn(usize) -> u
 
 /// Variable elimination over variables with `counts` values each and `factors` over them: the assignment of
 /// least total and the total.
+///
+/// Each variable keeps its neighbours with multiplicities and the size of the table its elimination would make
+/// (as a log, for the queue), both updated per factor added or removed, so an elimination costs its own table and
+/// the factors it touches, never a scan of a busy neighbour's factors: a value read by many ops stays linear.
 fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64), ShardError> {
     let n = counts.len();
+    let mut graph = Neighbours::new(counts);
     let mut factors: Vec<Option<Factor>> = factors.into_iter().map(Some).collect();
     let mut holding: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n];
     for (f, factor) in factors.iter().enumerate() {
-        for &v in &factor.as_ref().expect("fresh").scope {
+        let scope = &factor.as_ref().expect("fresh").scope;
+        for &v in scope {
             holding[v].insert(f);
         }
+        graph.add(scope);
     }
-    // Fewest neighbours first: a queue of (table size its elimination makes, op), updated for the ops whose
-    // neighbourhood an elimination changes.
-    let mut size: Vec<u128> = (0..n).map(|v| table_size(v, &holding, &factors, counts)).collect();
-    let mut queue: BTreeSet<(u128, usize)> = (0..n).map(|v| (size[v], v)).collect();
     let mut steps = Vec::with_capacity(n);
     let mut total = 0.0;
-    while let Some((need, v)) = queue.pop_first() {
+    while let Some(v) = graph.pop() {
+        let need = graph.exact_size(v);
         if need > MAX_EXACT_ENTRIES as u128 {
             return err(format!(
                 "the exact solver would need a table of {need} entries, past MAX_EXACT_ENTRIES ({MAX_EXACT_ENTRIES})"
             ));
         }
-        let used: Vec<Factor> = std::mem::take(&mut holding[v]).into_iter().filter_map(|f| factors[f].take()).collect();
-        for factor in &used {
-            for &u in &factor.scope {
-                if u != v {
-                    holding[u].retain(|&f| factors[f].is_some());
-                }
+        let ids: Vec<usize> = std::mem::take(&mut holding[v]).into_iter().collect();
+        let used: Vec<Factor> = ids.iter().map(|&f| factors[f].take().expect("held factors are live")).collect();
+        for (&f, factor) in ids.iter().zip(&used) {
+            for &u in factor.scope.iter().filter(|&&u| u != v) {
+                holding[u].remove(&f);
             }
+            graph.remove(&factor.scope);
         }
-        let scope: Vec<usize> = used
-            .iter()
-            .flat_map(|f| f.scope.iter().copied())
-            .filter(|&u| u != v)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let scope: BTreeSet<usize> = used.iter().flat_map(|f| f.scope.iter().copied()).filter(|&u| u != v).collect();
+        let scope: Vec<usize> = scope.into_iter().collect();
         let (table, best) = eliminate(v, &scope, &used, counts);
         if scope.is_empty() {
             total += table[0];
@@ -160,12 +159,8 @@ fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64),
             for &u in &scope {
                 holding[u].insert(factors.len());
             }
+            graph.add(&scope);
             factors.push(Some(Factor { scope: scope.clone(), table }));
-            for &u in &scope {
-                queue.remove(&(size[u], u));
-                size[u] = table_size(u, &holding, &factors, counts);
-                queue.insert((size[u], u));
-            }
         }
         steps.push(Step { op: v, scope, best });
     }
@@ -177,13 +172,80 @@ fn minimize(counts: &[usize], factors: Vec<Factor>) -> Result<(Vec<usize>, f64),
     Ok((choice, total))
 }
 
-/// The size of the table eliminating `v` would make: the product of its neighbours' value counts.
-fn table_size(v: usize, holding: &[BTreeSet<usize>], factors: &[Option<Factor>], counts: &[usize]) -> u128 {
-    let mut scope = BTreeSet::new();
-    for &f in &holding[v] {
-        scope.extend(factors[f].as_ref().expect("held factors are live").scope.iter().copied().filter(|&u| u != v));
+/// The variables still to eliminate: each one's neighbours (with the number of factors they share) and the size
+/// of the table its elimination would make, in a queue smallest first, then fewest neighbours (variables of one
+/// value make tables of size 1 whatever their neighbours: a hub must still go last).
+struct Neighbours<'c> {
+    counts: &'c [usize],
+    of: Vec<HashMap<usize, u32>>,
+    /// `log2` of the table size, in units of 2^-20 (exact enough to order; the limit uses [`Self::exact_size`]).
+    log: Vec<i64>,
+    /// Each variable's current key in `queue`.
+    key: Vec<(i64, usize, usize)>,
+    queue: BTreeSet<(i64, usize, usize)>,
+    done: Vec<bool>,
+}
+
+impl<'c> Neighbours<'c> {
+    fn new(counts: &'c [usize]) -> Self {
+        let n = counts.len();
+        let key: Vec<(i64, usize, usize)> = (0..n).map(|v| (0, 0, v)).collect();
+        let queue = key.iter().copied().collect();
+        Neighbours { counts, of: vec![HashMap::new(); n], log: vec![0; n], key, queue, done: vec![false; n] }
     }
-    scope.iter().fold(1u128, |s, &u| s.saturating_mul(counts[u] as u128))
+
+    /// A factor over `scope` joins the graph.
+    fn add(&mut self, scope: &[usize]) {
+        for &a in scope {
+            for &b in scope.iter().filter(|&&b| b != a) {
+                let m = self.of[a].entry(b).or_insert(0);
+                *m += 1;
+                if *m == 1 {
+                    self.shift(a, self.weight(b));
+                }
+            }
+        }
+    }
+
+    /// A factor over `scope` leaves the graph.
+    fn remove(&mut self, scope: &[usize]) {
+        for &a in scope {
+            for &b in scope.iter().filter(|&&b| b != a) {
+                let Some(m) = self.of[a].get_mut(&b) else { continue };
+                *m -= 1;
+                if *m == 0 {
+                    self.of[a].remove(&b);
+                    self.shift(a, -self.weight(b));
+                }
+            }
+        }
+    }
+
+    fn weight(&self, v: usize) -> i64 {
+        ((self.counts[v].max(1) as f64).log2() * (1u64 << 20) as f64).round() as i64
+    }
+
+    fn shift(&mut self, v: usize, delta: i64) {
+        self.log[v] += delta;
+        if self.done[v] {
+            return;
+        }
+        self.queue.remove(&self.key[v]);
+        self.key[v] = (self.log[v], self.of[v].len(), v);
+        self.queue.insert(self.key[v]);
+    }
+
+    /// The next variable to eliminate.
+    fn pop(&mut self) -> Option<usize> {
+        let (_, _, v) = self.queue.pop_first()?;
+        self.done[v] = true;
+        Some(v)
+    }
+
+    /// The size of the table eliminating `v` makes: the product of its neighbours' value counts.
+    fn exact_size(&self, v: usize) -> u128 {
+        self.of[v].keys().fold(1u128, |s, &u| s.saturating_mul(self.counts[u] as u128))
+    }
 }
 
 /// The table over `scope` of the least sum of `used` over `v`'s values, and the best value per entry.

@@ -22,6 +22,8 @@ pub struct Piece {
 /// One row of a transfer table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Move {
+    /// The index of the source piece it comes from.
+    pub source: usize,
     /// The sending device.
     pub from: usize,
     /// The receiving device.
@@ -46,14 +48,14 @@ pub fn table(mesh: &Mesh, sources: &[Piece], target: &Piece, element_bytes: u64)
     }
     let mut out = Vec::new();
     for &to in &target.devices {
-        for source in sources {
+        for (k, source) in sources.iter().enumerate() {
             let Some(region) = source.region.intersect(&target.region).filter(|r| !r.is_empty()) else { continue };
             if source.devices.contains(&to) {
                 continue;
             }
             let Some(from) = nearest(mesh, &source.devices, to) else { continue };
             let bytes = (region.size() as u64).saturating_mul(element_bytes);
-            out.push(Move { from, to, region, bytes });
+            out.push(Move { source: k, from, to, region, bytes });
         }
     }
     Ok(out)

@@ -14,7 +14,7 @@
 use super::ops::{decode, Io, OpKind};
 use super::shard_problem::{time_per_point, SHARD_ATTR};
 use super::tensor_type::as_tensor;
-use super::transfers::{devices_of, devices_or_all, table_of};
+use super::transfers::{devices_or_all, table_of, DEVICES_ATTR};
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::{Context, Diagnostic, OpId, ValueId};
 use crate::machine::Machine;
@@ -84,7 +84,7 @@ pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<Spl
         };
         let Some(result) = ctx.body.results(op).next() else { continue };
         ready.insert(result, finish);
-        if let Some(h) = holding(ctx, op, &kind, result, machine) {
+        if let Some(h) = holding(ctx, op, &kind, result, machine).map_err(at)? {
             held.insert(result, Held { from: if h.from == 0 { 0 } else { step }, to: step, ..h });
         }
     }
@@ -103,14 +103,14 @@ fn compute(
     out: &mut [DeviceCosts],
 ) -> Result<f64, String> {
     let per_point = time_per_point(ctx, op, kind, m)?;
-    let marked = devices_of(ctx, op).is_some();
+    let marked = ctx.op_attr(op, DEVICES_ATTR).is_some();
     if !marked && (per_point == 0.0 || matches!(kind, OpKind::Io(_))) {
         return Ok(start);
     }
     let points = index_maps_of(ctx, op).map_or(0.0, |maps| maps.index.iter().map(|d| d.1 as f64).product());
     let work = points * per_point;
     let mut last = start;
-    for d in devices_or_all(ctx, Some(op), m.mesh()) {
+    for d in devices_or_all(ctx, Some(op), m.mesh())? {
         let begin = out[d].finish.max(start);
         out[d].finish = begin + work;
         out[d].compute += work;
@@ -125,13 +125,13 @@ fn receive(moves: &[Move], start: f64, m: &Machine, out: &mut [DeviceCosts], per
     let mut last = start;
     for mv in moves {
         for axis in differing(m, mv.from, mv.to) {
-            per_axis[axis] += mv.bytes;
+            per_axis[axis] = per_axis[axis].saturating_add(mv.bytes);
         }
         let time = link_time(m, mv.from, mv.to, mv.bytes as f64);
         let begin = out[mv.to].finish.max(start);
         out[mv.to].finish = begin + time;
-        out[mv.to].received += mv.bytes;
-        out[mv.from].sent += mv.bytes;
+        out[mv.to].received = out[mv.to].received.saturating_add(mv.bytes);
+        out[mv.from].sent = out[mv.from].sent.saturating_add(mv.bytes);
         last = last.max(out[mv.to].finish);
     }
     last
@@ -150,15 +150,16 @@ fn differing(m: &Machine, from: usize, to: usize) -> Vec<usize> {
 
 /// The bytes `result` of `op` occupies and on which devices (`None` when it takes none of its own). `from` is 0
 /// for a source (live from the start) and 1 otherwise (the caller sets the step).
-fn holding(ctx: &Context, op: OpId, kind: &OpKind, result: ValueId, m: &Machine) -> Option<Held> {
-    let t = as_tensor(ctx, ctx.body.value_type(result))?;
-    let marked = devices_of(ctx, op).is_some();
+fn holding(ctx: &Context, op: OpId, kind: &OpKind, result: ValueId, m: &Machine) -> Result<Option<Held>, String> {
+    let Some(t) = as_tensor(ctx, ctx.body.value_type(result)) else { return Ok(None) };
+    let marked = ctx.op_attr(op, DEVICES_ATTR).is_some();
     let source = matches!(kind, OpKind::Io(Io::Source { .. }));
     if (source && ctx.op_attr(op, SHARD_ATTR).is_some()) || (matches!(kind, OpKind::View(_)) && !marked) {
-        return None;
+        return Ok(None);
     }
     let bytes = t.size().saturating_mul(t.dtype.size() as u64);
-    Some(Held { bytes, devices: devices_or_all(ctx, Some(op), m.mesh()), from: usize::from(!source), to: 0 })
+    let devices = devices_or_all(ctx, Some(op), m.mesh())?;
+    Ok(Some(Held { bytes, devices, from: usize::from(!source), to: 0 }))
 }
 
 /// Each device's peak from the live ranges; an error past [`MAX_DEVICE_EVENTS`].

@@ -28,6 +28,12 @@ pub const MAX_MESH_DEVICES: usize = 1 << 16;
 
 /// The graph attribute declaring the mesh.
 pub const MESH_ATTR: &str = "teg.mesh";
+/// Most operations per index point a `teg.cost` may give.
+pub const MAX_COST_PER_POINT: f64 = 1e12;
+/// The range of a `teg.mesh`'s `matrix` and `vector` rates (operations per time unit).
+pub const RATE_RANGE: (f64, f64) = (1e-12, 1e18);
+/// The fields a `teg.mesh` may have.
+const MESH_FIELDS: &[&str] = &["axes", "shape", "alpha", "beta", "memory", "matrix", "vector"];
 /// The op attribute holding a plan.
 pub const SHARD_ATTR: &str = "teg.shard";
 /// The op attribute overriding its operations per index point (see [`time_per_point`]).
@@ -120,6 +126,15 @@ fn read_mesh(ctx: &Context, attr: AttrId) -> Result<Machine, String> {
     if axes.len() != shape.len() {
         return Err(format!("{} axes but {} sizes", axes.len(), shape.len()));
     }
+    if axes.len() > crate::shard::MAX_MESH_AXES {
+        return Err(format!("{} axes, more than MAX_MESH_AXES ({})", axes.len(), crate::shard::MAX_MESH_AXES));
+    }
+    for (key, _) in ctx.dict_entries(attr) {
+        let key = ctx.str(*key);
+        if !MESH_FIELDS.contains(&key) {
+            return Err(format!("unknown field '{key}' (fields: {})", MESH_FIELDS.join(", ")));
+        }
+    }
     let numbers = |key: &str| -> Result<Vec<f64>, String> {
         match list(key)? {
             None => Ok(vec![1.0; axes.len()]),
@@ -141,8 +156,10 @@ fn read_mesh(ctx: &Context, attr: AttrId) -> Result<Machine, String> {
     let mut rates = Vec::new();
     for (key, class) in [("matrix", OpClass::Matrix), ("vector", OpClass::Vector)] {
         if let Some(a) = field(key) {
-            let rate = number(a).filter(|r| r.is_finite() && *r > 0.0);
-            rates.push((class, rate.ok_or(format!("'{key}' must be a positive number of operations per time unit"))?));
+            let rate = number(a).filter(|r| (RATE_RANGE.0..=RATE_RANGE.1).contains(r));
+            let (lo, hi) = RATE_RANGE;
+            let message = format!("'{key}' must be a number of operations per time unit from {lo:e} to {hi:e}");
+            rates.push((class, rate.ok_or(message)?));
         }
     }
     presets::alpa_rated(&named, &numbers("alpha")?, &numbers("beta")?, memory, &rates).map_err(|e| e.to_string())
@@ -161,9 +178,9 @@ pub fn time_per_point(ctx: &Context, op: OpId, kind: &OpKind, machine: &Machine)
     };
     let per_point = match ctx.op_attr(op, COST_ATTR) {
         None => default,
-        Some(a) => number(ctx.attr_data(a))
-            .filter(|c| c.is_finite() && *c >= 0.0)
-            .ok_or(format!("{COST_ATTR} must be a non-negative number of operations per index point"))?,
+        Some(a) => number(ctx.attr_data(a)).filter(|c| (0.0..=MAX_COST_PER_POINT).contains(c)).ok_or(format!(
+            "{COST_ATTR} must be a number of operations per index point from 0 to MAX_COST_PER_POINT ({MAX_COST_PER_POINT:e})"
+        ))?,
     };
     Ok(machine.device().throughput(class, ElemType::F32).map_or(0.0, |rate| per_point / rate))
 }
@@ -198,17 +215,22 @@ fn read_plan(ctx: &Context, attr: AttrId, index: &[(String, u64)], machine: &Mac
             let known: Vec<&str> = index.iter().map(|i| i.0.as_str()).collect();
             return Err(format!("the op has no index dimension '{name}' (it has: {})", known.join(", ")));
         };
-        let names: Vec<&str> = match ctx.attr_data(*value) {
-            Attr::String(s) => vec![s],
-            Attr::Array(items) => items.iter().filter_map(|&i| ctx.attr_data(i).as_str()).collect(),
-            _ => return Err(format!("'{name}' must name a mesh axis or list mesh axes")),
+        let names: Option<Vec<&str>> = match ctx.attr_data(*value) {
+            Attr::String(s) => Some(vec![s]),
+            Attr::Array(items) => items.iter().map(|&i| ctx.attr_data(i).as_str()).collect(),
+            _ => None,
         };
+        let names = names.ok_or(format!("'{name}' must name a mesh axis or list mesh axes"))?;
         for axis in names {
             let a = machine.mesh().axis_index(axis).map_err(|_| format!("the mesh has no axis '{axis}'"))?;
             if plan.used().has(a) {
                 return Err(format!("axis '{axis}' splits two index dimensions"));
             }
             plan.0[d] = plan.0[d].union(AxisSet::one(a));
+        }
+        let parts = plan.0[d].parts(machine.mesh());
+        if parts > index[d].1 {
+            return Err(format!("'{name}' of extent {} split into {parts} parts, more than its extent", index[d].1));
         }
     }
     Ok(plan)

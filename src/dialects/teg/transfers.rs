@@ -38,22 +38,30 @@ impl Table {
 
     /// The bytes it moves.
     pub fn bytes(&self) -> u64 {
-        self.moves.iter().map(|m| m.bytes).sum()
+        self.moves.iter().fold(0u64, |n, m| n.saturating_add(m.bytes))
     }
 }
 
 /// The table of `op` on `mesh`; `None` when `op` is not a well-formed `teg.reshard`, an error past the table's
-/// size limit.
+/// size limit or for `teg.devices` that are not ranks of the mesh.
 pub fn table_of(ctx: &Context, op: OpId, mesh: &Mesh) -> Option<Result<Table, String>> {
     let Ok(OpKind::Reshard(super::ops::Reshard { from, at, combine })) = decode(ctx, op) else { return None };
     let result = ctx.body.results(op).next()?;
     let out = as_tensor(ctx, ctx.body.value_type(result))?;
     let mut sources = Vec::new();
-    for (v, offset) in ctx.body.operands(op).zip(&from) {
+    for (k, (v, offset)) in ctx.body.operands(op).zip(&from).enumerate() {
         let t = as_tensor(ctx, ctx.body.value_type(v))?;
-        sources.push(Piece { region: region(offset, &t.dims)?, devices: holders(ctx, v, mesh) });
+        let devices = match holders(ctx, v, mesh) {
+            Ok(d) => d,
+            Err(m) => return Some(Err(format!("the producer of operand {k}: {m}"))),
+        };
+        sources.push(Piece { region: region(offset, &t.dims)?, devices });
     }
-    let target = Piece { region: region(&at, &out.dims)?, devices: devices_or_all(ctx, Some(op), mesh) };
+    let devices = match devices_or_all(ctx, Some(op), mesh) {
+        Ok(d) => d,
+        Err(m) => return Some(Err(m)),
+    };
+    let target = Piece { region: region(&at, &out.dims)?, devices };
     let bytes = out.dtype.size() as u64;
     Some(table(mesh, &sources, &target, bytes).map(|moves| Table {
         sources,
@@ -70,7 +78,7 @@ fn region(offset: &[i64], dims: &[(String, u64)]) -> Option<ZRange> {
 }
 
 /// The devices holding `v`: its defining op's.
-fn holders(ctx: &Context, v: ValueId, mesh: &Mesh) -> Vec<usize> {
+fn holders(ctx: &Context, v: ValueId, mesh: &Mesh) -> Result<Vec<usize>, String> {
     let op = match ctx.body.value_def(v) {
         ValueDef::Result { op, .. } => Some(op),
         _ => None,
@@ -78,16 +86,27 @@ fn holders(ctx: &Context, v: ValueId, mesh: &Mesh) -> Vec<usize> {
     devices_or_all(ctx, op, mesh)
 }
 
-/// `op`'s `teg.devices` ranks (those on the mesh), or every rank when it has none.
-pub fn devices_or_all(ctx: &Context, op: Option<OpId>, mesh: &Mesh) -> Vec<usize> {
-    match op.and_then(|op| devices_of(ctx, op)) {
-        Some(ranks) => ranks.into_iter().filter(|&r| r < mesh.num_devices()).collect(),
-        None => (0..mesh.num_devices()).collect(),
+/// `op`'s `teg.devices` ranks, or every rank of `mesh` when it has none (or there is no op).
+pub fn devices_or_all(ctx: &Context, op: Option<OpId>, mesh: &Mesh) -> Result<Vec<usize>, String> {
+    match op.and_then(|op| devices_of(ctx, op, mesh.num_devices())) {
+        Some(ranks) => ranks,
+        None => Ok((0..mesh.num_devices()).collect()),
     }
 }
 
-/// `op`'s `teg.devices` ranks, if it has the attribute (entries that are not ranks are dropped).
-pub fn devices_of(ctx: &Context, op: OpId) -> Option<Vec<usize>> {
-    let Attr::Array(items) = ctx.attr_data(ctx.op_attr(op, DEVICES_ATTR)?) else { return None };
-    Some(items.iter().filter_map(|&i| ctx.attr_data(i).as_int().and_then(|r| usize::try_from(r).ok())).collect())
+/// `op`'s `teg.devices` ranks, if it has the attribute: an error unless it is a non-empty list of distinct ranks
+/// below `devices`.
+pub fn devices_of(ctx: &Context, op: OpId, devices: usize) -> Option<Result<Vec<usize>, String>> {
+    let attr = ctx.op_attr(op, DEVICES_ATTR)?;
+    let bad = || format!("{DEVICES_ATTR} must list distinct ranks of the {devices}-device mesh");
+    let Attr::Array(items) = ctx.attr_data(attr) else { return Some(Err(bad())) };
+    let ranks: Option<Vec<usize>> = items
+        .iter()
+        .map(|&i| ctx.attr_data(i).as_int().and_then(|r| usize::try_from(r).ok()).filter(|&r| r < devices))
+        .collect();
+    let Some(ranks) = ranks.filter(|r| !r.is_empty()) else { return Some(Err(bad())) };
+    let mut sorted = ranks.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    Some(if sorted.len() == ranks.len() { Ok(ranks) } else { Err(bad()) })
 }

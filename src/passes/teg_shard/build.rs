@@ -198,3 +198,13 @@ pub(super) fn reshard(
     }
     op
 }
+
+/// Zeros in the shape of box `read` of `v` (a convolution window that lies wholly in the padding), before `anchor`.
+pub(super) fn zeros(ctx: &mut Context, anchor: OpId, v: ValueId, read: &ZRange) -> Result<ValueId, String> {
+    let t = as_tensor(ctx, ctx.body.value_type(v)).ok_or("an operand is not a tensor")?.clone();
+    let ty = tensor_type(ctx, resized(&t, read));
+    let loc = ctx.body.op(anchor).loc;
+    let state = OpState::new(ctx, "teg.zeros", loc).results(&[ty]);
+    let op = insert(ctx, anchor, state);
+    Ok(ctx.body.results(op).next().expect("one result"))
+}

@@ -64,13 +64,14 @@ pub(super) fn resized(t: &TensorType, b: &ZRange) -> TensorType {
 }
 
 /// The part of box `read` inside `v`'s extents, and per dimension the cells of `read` before and after it (the
-/// padding a convolution's window reads at the border).
-pub(super) fn clip(ctx: &Context, v: ValueId, read: &ZRange) -> Result<(ZRange, Vec<(u64, u64)>), String> {
+/// padding a convolution's window reads at the border); `None` when the box is all border (a window wholly in the
+/// padding).
+pub(super) fn clip(ctx: &Context, v: ValueId, read: &ZRange) -> Result<Option<(ZRange, Vec<(u64, u64)>)>, String> {
     let t = as_tensor(ctx, ctx.body.value_type(v)).ok_or("an operand is not a tensor")?;
     let whole = ZRange::of_shape(&t.shape());
-    let inside = read.intersect(&whole).filter(|r| !r.is_empty()).ok_or("a shard reads no cell of an operand")?;
+    let Some(inside) = read.intersect(&whole).filter(|r| !r.is_empty()) else { return Ok(None) };
     let border = (0..read.rank())
         .map(|j| ((inside.start()[j] - read.start()[j]) as u64, (read.end()[j] - inside.end()[j]) as u64))
         .collect();
-    Ok((inside, border))
+    Ok(Some((inside, border)))
 }

@@ -43,7 +43,7 @@ use crate::machine::Machine;
 use crate::shard::transfers::classify;
 use crate::shard::Plan;
 use crate::zspace::ZRange;
-use build::{clone_with, fit_to_box, mark, pad, reshard, slice};
+use build::{clone_with, fit_to_box, mark, pad, reshard, slice, zeros};
 use expand::expand_split_linears;
 use geometry::{clip, ranks_by_part, resized, shards};
 use std::collections::HashMap;
@@ -139,7 +139,11 @@ impl Graph {
         let Some(anchor) = ctx.body.next_op(op) else { return Ok(()) };
         let ranks = ranks_by_part(plan, &self.machine);
         let mut parts = Vec::new();
-        for (part, index) in shards(maps, plan, &self.machine)? {
+        let boxes = shards(maps, plan, &self.machine)?;
+        if boxes.is_empty() {
+            return Ok(());
+        }
+        for (part, index) in boxes {
             let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
             let devices = ranks.get(&part).cloned().unwrap_or_default();
             let (piece, made) = slice(ctx, anchor, value, &region, true)?;
@@ -166,15 +170,22 @@ impl Graph {
         let operands: Vec<ValueId> = ctx.body.operands(op).collect();
         let ranks = ranks_by_part(plan, &self.machine);
         let name = label(ctx, op, maps, plan, &self.machine);
+        let boxes = shards(maps, plan, &self.machine)?;
+        if boxes.is_empty() {
+            return Ok(0); // An empty index space: nothing to split.
+        }
         let mut edges: Vec<Vec<OpId>> = vec![Vec::new(); operands.len()];
         let mut parts = Vec::new();
-        for (part, index) in shards(maps, plan, &self.machine)? {
+        for (part, index) in boxes {
             let devices = ranks.get(&part).cloned().unwrap_or_default();
             let mut ins = Vec::with_capacity(operands.len());
             let mut first_read = None;
             for (slot, (v, (_, p))) in operands.iter().zip(&maps.inputs).enumerate() {
                 let read = p[0].ipf.project(&index).map_err(|e| e.to_string())?;
-                let (inside, border) = clip(ctx, *v, &read)?;
+                let Some((inside, border)) = clip(ctx, *v, &read)? else {
+                    ins.push(zeros(ctx, op, *v, &read)?);
+                    continue;
+                };
                 first_read.get_or_insert_with(|| inside.clone());
                 let (value, reshard) = self.operand(ctx, op, *v, &inside, &devices)?;
                 edges[slot].extend(reshard);
@@ -240,7 +251,7 @@ impl Graph {
         let tables: Vec<_> = made.iter().filter_map(|&r| table_of(ctx, r, mesh)?.ok()).collect();
         let edge: Vec<_> = tables.iter().map(|t| t.as_reshard()).collect();
         let moves: usize = tables.iter().map(|t| t.moves.len()).sum();
-        let bytes: u64 = tables.iter().map(|t| t.bytes()).sum();
+        let bytes = tables.iter().fold(0u64, |n, t| n.saturating_add(t.bytes()));
         let message = format!("teg-shard: {what}: {}, {moves} moves, {bytes} B", classify(&edge));
         Diagnostic::remark(ctx.body.op(op).loc, message)
     }
