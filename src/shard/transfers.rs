@@ -35,7 +35,7 @@ pub struct Move {
 }
 
 /// Most (receiver, source piece) pairs one table may weigh; past it, an error.
-pub const MAX_TABLE_PAIRS: u64 = 1 << 24;
+pub const MAX_TABLE_PAIRS: u64 = 1 << 22;
 
 /// The moves that give `target`'s devices its box from `sources`, `element_bytes` bytes per cell; an error past
 /// [`MAX_TABLE_PAIRS`].
