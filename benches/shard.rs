@@ -5,7 +5,8 @@
 //! against Alpa's ILP (`microlp`) with memory per device as a constraint.
 //!
 //! Then `teg-cost`, `teg-auto-shard{max-rounds=1}` and `teg-shard` on chains of 5k, 10k and 20k TEG ops (every
-//! other op pinned to split rows, the rest to split columns, so every edge reshards), to show they grow linearly.
+//! other op pinned to split rows, the rest to split columns, so every edge reshards), and `teg-cost` and
+//! `teg-shard` on a value read by 5k, 10k and 20k ops, to show they grow linearly.
 //!
 //! `cargo bench --bench shard`
 
@@ -37,6 +38,20 @@ fn chain(n: usize) -> String {
     text
 }
 
+/// One [64, 64] value read by `n` relu ops split by rows, the last one sunk: a value with many readers (a star in
+/// the cost graph).
+fn star(n: usize) -> String {
+    let ty = "!teg.tensor<[r=64, c=64] x f32>";
+    let mut text = format!(
+        "teg.graph @star attributes {{teg.mesh = {{axes = [\"x\", \"y\"], shape = [2, 2]}}}} {{\n  %x = teg.source @x : {ty}\n"
+    );
+    for i in 0..n {
+        text += &format!("  %v{i} = teg.relu %x attributes {{teg.shard = {{r = \"x\"}}}} : {ty}\n");
+    }
+    text += &format!("  %s = teg.sink @y %v{} : {ty} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n", n - 1);
+    text
+}
+
 /// Seconds to parse and run `pipeline` on `text`.
 fn time_pipeline(text: &str, pipeline: &str) -> f64 {
     let mut ctx = tapestry::context();
@@ -55,6 +70,10 @@ fn scaling() {
     {
         let t: Vec<f64> = [5_000, 10_000, 20_000].iter().map(|&n| time_pipeline(&chain(n), pipeline) * 1e3).collect();
         println!("| `{pipeline}` | {:.1} ms | {:.1} ms | {:.1} ms |", t[0], t[1], t[2]);
+    }
+    for pipeline in ["builtin.module(teg-cost)", "builtin.module(teg-shard)"] {
+        let t: Vec<f64> = [5_000, 10_000, 20_000].iter().map(|&n| time_pipeline(&star(n), pipeline) * 1e3).collect();
+        println!("| `{pipeline}`, one value read by every op | {:.1} ms | {:.1} ms | {:.1} ms |", t[0], t[1], t[2]);
     }
 }
 
