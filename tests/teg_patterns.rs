@@ -1,6 +1,7 @@
-//! The view patterns of `canonicalize` keep values: random chains of slices (forward, strided, of whole
-//! dimensions), concats and permutes evaluate exactly the same through the reference evaluator before and after
-//! `canonicalize`, and the chains get no longer.
+//! TEG rewrites keep values. The view patterns of `canonicalize`: random chains of slices (forward, strided, of
+//! whole dimensions), concats and permutes evaluate exactly the same through the reference evaluator before and
+//! after `canonicalize`, and the chains get no longer. `teg-fuse-linear`: random matmul + bias + relu stacks agree
+//! within a stated tolerance.
 
 use proptest::prelude::*;
 use tapestry::dialects::teg::eval::evaluate;
@@ -100,5 +101,59 @@ proptest! {
         let (got, after) = run(&text, Some("builtin.module(canonicalize)"));
         prop_assert_eq!(got, want, "{}", text);
         prop_assert!(after <= before, "{} ops became {}:\n{}", before, after, text);
+    }
+}
+
+/// A stack of `widths.len() - 1` layers `matmul + bias (on the left when flipped) + relu` on random data.
+fn dense_stack(b: u64, widths: &[u64], flips: &[bool]) -> String {
+    let mut body = vec![format!("  %v0 = teg.random seed 1 : !teg.tensor<[b={b}, d0={}] x f32>", widths[0])];
+    for (i, pair) in widths.windows(2).enumerate() {
+        let (n, m, next) = (pair[0], pair[1], i + 1);
+        let wt = format!("!teg.tensor<[d{i}={n}, d{next}={m}] x f32>");
+        body.push(format!("  %w{i} = teg.random seed {} : {wt}", 10 + i));
+        body.push(format!("  %c{i} = teg.random seed {} : !teg.tensor<[d{next}={m}] x f32>", 100 + i));
+        body.push(format!("  %m{i} = teg.matmul %v{i}, %w{i} : !teg.tensor<[b={b}, d{i}={n}] x f32>, {wt}"));
+        let (l, r) = if flips[i % flips.len()] {
+            (format!("%c{i}"), format!("%m{i}"))
+        } else {
+            (format!("%m{i}"), format!("%c{i}"))
+        };
+        body.push(format!("  %a{i} = teg.add {l}, {r}"));
+        body.push(format!("  %v{next} = teg.relu %a{i}"));
+    }
+    let last = widths.len() - 1;
+    body.push(format!(
+        "  %s = teg.sink @y %v{last} : !teg.tensor<[b={b}, d{last}={}] x f32> -> !teg.token",
+        widths[last]
+    ));
+    body.push("  teg.sequence_point %s : !teg.token".into());
+    format!("teg.graph @g {{\n{}\n}}\n", body.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// `teg-fuse-linear` turns every matmul + bias of random stacks into a linear and keeps the values within a
+    /// relative 1e-5 (the linear adds the bias before the products, in another order).
+    #[test]
+    fn fuse_linear_keeps_values(
+        b in 1u64..5,
+        widths in proptest::collection::vec(1u64..6, 2..5),
+        flips in proptest::collection::vec(any::<bool>(), 1..4),
+    ) {
+        let text = dense_stack(b, &widths, &flips);
+        let (want, _) = run(&text, None);
+        let mut ctx = tapestry::context();
+        let module = tapestry::parse_and_verify(&mut ctx, "g.tap", &text).unwrap();
+        tapestry::run_pipeline(&mut ctx, module, "builtin.module(teg-fuse-linear)").unwrap();
+        let graph = find_graph(&ctx, module, "g").unwrap();
+        let names: Vec<&str> = tapestry::ir::walk::preorder(&ctx.body, graph).into_iter().map(|op| ctx.op_name(op)).collect();
+        prop_assert_eq!(names.iter().filter(|n| **n == "teg.linear").count(), widths.len() - 1);
+        prop_assert!(!names.contains(&"teg.matmul"));
+        let got = evaluate(&ctx, graph, &IndexMap::new()).unwrap();
+        let (w, g) = (want["y"].to_f64(), got["y"].to_f64());
+        for (x, y) in w.iter().zip(&g) {
+            prop_assert!((x - y).abs() <= 1e-5 * (1.0 + x.abs()), "{} vs {}\n{}", x, y, text);
+        }
     }
 }

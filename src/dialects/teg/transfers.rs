@@ -100,10 +100,12 @@ pub fn devices_of(ctx: &Context, op: OpId, devices: usize) -> Option<Result<Vec<
     let attr = ctx.op_attr(op, DEVICES_ATTR)?;
     let bad = || format!("{DEVICES_ATTR} must list distinct ranks of the {devices}-device mesh");
     let Attr::Array(items) = ctx.attr_data(attr) else { return Some(Err(bad())) };
-    let ranks: Option<Vec<usize>> = items
-        .iter()
-        .map(|&i| ctx.attr_data(i).as_int().and_then(|r| usize::try_from(r).ok()).filter(|&r| r < devices))
-        .collect();
+    // Integers only (not `true`, an `i1`).
+    let rank = |a: &Attr| match a {
+        Attr::Int { value, ty } if ctx.type_kind(*ty).int_width() != Some(1) => usize::try_from(*value).ok(),
+        _ => None,
+    };
+    let ranks: Option<Vec<usize>> = items.iter().map(|&i| rank(ctx.attr_data(i)).filter(|&r| r < devices)).collect();
     let Some(ranks) = ranks.filter(|r| !r.is_empty()) else { return Some(Err(bad())) };
     let mut sorted = ranks.clone();
     sorted.sort_unstable();
