@@ -5,7 +5,7 @@
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
-use crate::dialects::teg::patterns::FuseLinear;
+use crate::dialects::teg::fuse_linear::FuseLinear;
 use crate::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern};
 use crate::ir::{Context, Diagnostic, OpId};
 

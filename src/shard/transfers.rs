@@ -46,14 +46,25 @@ pub fn table(mesh: &Mesh, sources: &[Piece], target: &Piece, element_bytes: u64)
             "a transfer table of {pairs} (receiver, piece) pairs is over MAX_TABLE_PAIRS ({MAX_TABLE_PAIRS})"
         ));
     }
+    // Each piece's holders sorted once, with their mesh coordinates, so that a pair costs a binary search.
+    let holders: Vec<Vec<(usize, Vec<usize>)>> = sources
+        .iter()
+        .map(|s| {
+            let mut h: Vec<(usize, Vec<usize>)> =
+                s.devices.iter().map(|&r| (r, mesh.coords(r).unwrap_or_default())).collect();
+            h.sort_unstable_by_key(|x| x.0);
+            h
+        })
+        .collect();
     let mut out = Vec::new();
     for &to in &target.devices {
-        for (k, source) in sources.iter().enumerate() {
+        let at = mesh.coords(to).unwrap_or_default();
+        for (k, (source, held)) in sources.iter().zip(&holders).enumerate() {
             let Some(region) = source.region.intersect(&target.region).filter(|r| !r.is_empty()) else { continue };
-            if source.devices.contains(&to) {
+            if held.binary_search_by_key(&to, |x| x.0).is_ok() {
                 continue;
             }
-            let Some(from) = nearest(mesh, &source.devices, to) else { continue };
+            let Some(from) = nearest(held, &at) else { continue };
             let bytes = (region.size() as u64).saturating_mul(element_bytes);
             out.push(Move { source: k, from, to, region, bytes });
         }
@@ -62,10 +73,9 @@ pub fn table(mesh: &Mesh, sources: &[Piece], target: &Piece, element_bytes: u64)
 }
 
 /// The holder of a piece closest to `to`: fewest mesh coordinates that differ, then the lowest rank.
-fn nearest(mesh: &Mesh, holders: &[usize], to: usize) -> Option<usize> {
-    let at = mesh.coords(to).ok()?;
-    let distance = |r: usize| mesh.coords(r).map_or(usize::MAX, |c| c.iter().zip(&at).filter(|(a, b)| a != b).count());
-    holders.iter().copied().min_by_key(|&r| (distance(r), r))
+fn nearest(holders: &[(usize, Vec<usize>)], at: &[usize]) -> Option<usize> {
+    let distance = |c: &[usize]| c.iter().zip(at).filter(|(a, b)| a != b).count();
+    holders.iter().min_by_key(|(r, c)| (distance(c), *r)).map(|h| h.0)
 }
 
 /// What a reshard amounts to, read off its pieces and table.
@@ -113,11 +123,11 @@ pub struct Reshard<'a> {
     pub partial: bool,
 }
 
-/// The collective an edge's reshards amount to. Partial sources make a reduction: an all-reduce when every
-/// target is a whole combined box, a reduce-scatter otherwise. Without partials: a local slice when nothing moves;
-/// a halo exchange when every receiver already holds more of its box than it receives; an all-gather when targets
-/// are larger than the pieces their devices hold; an all-to-all when they are as large; a send when receivers
-/// hold none of their box.
+/// The collective an edge's reshards amount to, read off totals over its receivers. Partial sources make a
+/// reduction: an all-reduce when every target is a whole combined box, a reduce-scatter otherwise. Without
+/// partials: a local slice when nothing moves; a send when the receivers hold none of their boxes; a halo exchange
+/// when they hold more of their boxes than they receive, in total; an all-gather when the largest target is larger
+/// than the most any receiver holds; an all-to-all otherwise.
 pub fn classify(edge: &[Reshard]) -> Kind {
     if edge.iter().any(|r| r.partial) {
         let whole = edge.iter().all(|r| r.sources.iter().any(|s| s.region == r.target.region));
@@ -128,12 +138,12 @@ pub fn classify(edge: &[Reshard]) -> Kind {
     }
     let (mut held, mut received, mut wanted, mut largest_held) = (0u128, 0u128, 0u128, 0u128);
     for r in edge {
+        received += r.moves.iter().map(|m| m.region.size()).sum::<u128>();
         for &d in &r.target.devices {
             let mine = r.sources.iter().filter(|s| s.devices.contains(&d));
             let own: u128 = mine.clone().filter_map(|s| s.region.intersect(&r.target.region)).map(|b| b.size()).sum();
             held += own;
             largest_held = largest_held.max(mine.map(|s| s.region.size()).sum());
-            received += r.moves.iter().filter(|m| m.to == d).map(|m| m.region.size()).sum::<u128>();
             wanted = wanted.max(r.target.region.size());
         }
     }

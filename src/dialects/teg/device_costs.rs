@@ -27,7 +27,7 @@ pub const MAX_DEVICE_EVENTS: u64 = 1 << 26;
 /// One device's share of a split graph.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DeviceCosts {
-    /// Ops it runs (shards, and ops without devices, which run everywhere).
+    /// Ops it runs (shards, and ops without devices that compute something, which run everywhere).
     pub ops: u64,
     /// Their compute time.
     pub compute: f64,
@@ -154,7 +154,12 @@ fn holding(ctx: &Context, op: OpId, kind: &OpKind, result: ValueId, m: &Machine)
     let Some(t) = as_tensor(ctx, ctx.body.value_type(result)) else { return Ok(None) };
     let marked = ctx.op_attr(op, DEVICES_ATTR).is_some();
     let source = matches!(kind, OpKind::Io(Io::Source { .. }));
-    if (source && ctx.op_attr(op, SHARD_ATTR).is_some()) || (matches!(kind, OpKind::View(_)) && !marked) {
+    // A source cut into pieces (every reader a piece marked with its devices) is held as those pieces.
+    let cut = source
+        && ctx.op_attr(op, SHARD_ATTR).is_some()
+        && ctx.body.has_uses(result)
+        && ctx.body.uses(result).all(|(user, _)| ctx.op_attr(user, DEVICES_ATTR).is_some());
+    if cut || (matches!(kind, OpKind::View(_)) && !marked) {
         return Ok(None);
     }
     let bytes = t.size().saturating_mul(t.dtype.size() as u64);

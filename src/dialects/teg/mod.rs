@@ -5,6 +5,7 @@
 pub mod block_op;
 pub mod device_costs;
 pub mod eval;
+pub mod fuse_linear;
 pub mod interfaces;
 pub mod ops;
 pub mod patterns;

@@ -38,12 +38,12 @@ fn forward(rw: &Rewriter<'_>, op: OpId) -> Option<(Forward, ValueId)> {
     if step <= 0 || stop < start {
         return None;
     }
-    let count = (stop - start + step - 1) / step;
+    let count = (stop.checked_sub(start)? as u64).div_ceil(step as u64) as i64;
     Some((Forward { dim, start, step, count }, rw.body.operand(op, 0)))
 }
 
 /// The op defining `v`, if any.
-fn producer(rw: &Rewriter<'_>, v: ValueId) -> Option<OpId> {
+pub(super) fn producer(rw: &Rewriter<'_>, v: ValueId) -> Option<OpId> {
     match rw.body.value_def(v) {
         ValueDef::Result { op, .. } => Some(op),
         _ => None,
@@ -54,7 +54,7 @@ fn producer(rw: &Rewriter<'_>, v: ValueId) -> Option<OpId> {
 fn replace_by_slice(rw: &mut Rewriter<'_>, op: OpId, x: ValueId, s: &Forward) {
     let ty = rw.body.value_type(rw.body.results(op).next().expect("one result"));
     let loc = rw.body.op(op).loc;
-    let stop = s.start + (s.count - 1) * s.step + 1;
+    let stop = s.start + (s.count - 1) * s.step + 1; // Within the operand: the slice it replaces was valid.
     let i64t = rw.interners().int_type(64);
     let dim = rw.interners().string_attr(&s.dim);
     let start = rw.interners().int_attr(s.start as i128, i64t);
@@ -131,7 +131,7 @@ impl RewritePattern for SliceOfConcat {
         if dim != s.dim || s.count == 0 {
             return false;
         }
-        let last = s.start + (s.count - 1) * s.step;
+        let Some(last) = (s.count - 1).checked_mul(s.step).and_then(|d| d.checked_add(s.start)) else { return false };
         let mut at = 0i64;
         for part in rw.body.operands(concat).collect::<Vec<_>>() {
             let Some(t) = as_tensor(rw, rw.body.value_type(part)) else { return false };
@@ -180,60 +180,4 @@ impl RewritePattern for PermuteOfPermute {
         rw.replace_op(op, &[value]);
         true
     }
-}
-
-/// `add(matmul(x, w), b)` with `b` over the matmul's output dimension alone → `linear(x, w, b)`, the whitepaper's
-/// fusion back, when the matmul is used once and its plan does not split the summed dimension (a split sum would
-/// add the bias once per shard). Not a canonicalization: `teg-fuse-linear` applies it. The fused op adds the bias
-/// first, so floats may differ in their last bits.
-pub struct FuseLinear;
-
-impl RewritePattern for FuseLinear {
-    fn name(&self) -> &'static str {
-        "FuseLinear"
-    }
-
-    fn root(&self) -> Option<&'static str> {
-        Some("teg.add")
-    }
-
-    fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
-        let (a, b) = (rw.body.operand(op, 0), rw.body.operand(op, 1));
-        let Some((product, bias)) = [(a, b), (b, a)].into_iter().find(|&(p, c)| fusable(rw, p, c)) else {
-            return false;
-        };
-        let matmul = producer(rw, product).expect("checked");
-        let (x, w) = (rw.body.operand(matmul, 0), rw.body.operand(matmul, 1));
-        let ty = rw.body.value_type(product);
-        let loc = rw.body.op(op).loc;
-        let attrs = rw.body.op(matmul).attrs;
-        let mut state = OpState::new(rw.interners(), "teg.linear", loc).operands(&[x, w, bias]).results(&[ty]);
-        state.attrs = rw.dict_entries(attrs).to_vec();
-        let value = rw.create_value(state);
-        rw.replace_op(op, &[value]);
-        true
-    }
-}
-
-/// Whether `product` is a matmul's single-use result that `bias` (over its last dimension alone, same element
-/// type) can be fused into, the matmul's plan leaving its summed dimension whole.
-fn fusable(rw: &Rewriter<'_>, product: ValueId, bias: ValueId) -> bool {
-    let Some(matmul) = producer(rw, product) else { return false };
-    if !matches!(decode(rw, matmul), Ok(OpKind::Contraction(super::ops::Contraction::Matmul))) {
-        return false;
-    }
-    if rw.body.uses(product).count() != 1 {
-        return false;
-    }
-    let (Some(p), Some(c), Some(x)) = (
-        as_tensor(rw, rw.body.value_type(product)),
-        as_tensor(rw, rw.body.value_type(bias)),
-        as_tensor(rw, rw.body.value_type(rw.body.operand(matmul, 0))),
-    ) else {
-        return false;
-    };
-    let (Some(out), Some(summed)) = (p.dims.last(), x.dims.last()) else { return false };
-    let plan = rw.op_attr(matmul, super::shard_problem::SHARD_ATTR);
-    let split = plan.is_some_and(|d| rw.dict_get(d, &summed.0).is_some());
-    c.dims.len() == 1 && c.dims[0] == *out && c.dtype == p.dtype && !split
 }

@@ -4,8 +4,10 @@
 //!
 //! `teg.mesh = {axes = ["x", "y"], shape = [2, 4], alpha = [1.0, 1.0], beta = [1.0, 0.01], memory = 1048576000}`
 //! on a `teg.graph`: named axes, outermost first, with their sizes; per axis the link latency `α` and time per
-//! byte `β` (default 1 each); the bytes per device (default: no limit). Compute is free (no rates yet), so
-//! contractions and convolutions, the heavy ops, split over the whole mesh whenever they can (Alpa's model).
+//! byte `β` (default 1 each); the bytes per device (default: no limit); optionally `matrix` and `vector`, the
+//! operations per time unit of a device (see [`time_per_point`]; an op's `teg.cost` overrides its operations per
+//! point). Without rates compute is free (Alpa's model), and contractions and convolutions, the heavy ops, split
+//! over the whole mesh whenever a valid plan does.
 //!
 //! A sink named as a source (`teg.sink @W1` after `teg.source @W1`) writes its value back over the source, as an
 //! updated weight of a training step: the problem charges the reshard back to the source's spec.
@@ -261,10 +263,9 @@ pub fn set_plan(ctx: &mut Context, op: OpId, plan: &Plan, index: &[(String, u64)
 }
 
 /// The problem of `graph` on `machine`: every op with index maps (sources, sinks, views, operators), in order.
-/// Only sources, sinks, elementwise ops, contractions, convolutions and reductions may split (what `teg-shard` can
-/// carry out);
-/// other ops, and ops whose inputs are read piecewise or through a map that is not affine, run whole. With
-/// `pins`, each op's `teg.shard` plan is its only choice.
+/// Only sources, sinks, elementwise ops, contractions, convolutions, reductions and strided views may split (what
+/// `teg-shard` can carry out); other ops, and ops whose inputs are read piecewise or through a map that is not
+/// affine, run whole. With `pins`, each op's `teg.shard` plan is its only choice.
 pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> Result<GraphProblem, Vec<Diagnostic>> {
     let region = ctx.body.regions(graph)[0];
     let mut tensors: Vec<Tensor> = Vec::new();
@@ -335,7 +336,9 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
                 let reduced = maps.reductions.iter().map(|r| r.0).collect();
                 Op::new(&name, maps.index.clone(), read, write, reduced)
             };
-            problem_op.split_all = matches!(kind, OpKind::Contraction(_) | OpKind::Conv2d(_));
+            // Heavy ops split over the whole mesh when compute is free (no rates); with rates, the cost decides.
+            let free = machine.device().throughputs().is_empty();
+            problem_op.split_all = free && matches!(kind, OpKind::Contraction(_) | OpKind::Conv2d(_));
             match time_per_point(ctx, op, &kind, machine) {
                 Ok(t) => problem_op.work_per_point = t,
                 Err(m) => diags.push(Diagnostic::error(ctx.body.op(op).loc, m)),

@@ -63,12 +63,11 @@ pub fn table_of(ctx: &Context, op: OpId, mesh: &Mesh) -> Option<Result<Table, St
     };
     let target = Piece { region: region(&at, &out.dims)?, devices };
     let bytes = out.dtype.size() as u64;
-    Some(table(mesh, &sources, &target, bytes).map(|moves| Table {
-        sources,
-        target,
-        moves,
-        partial: combine.is_some(),
-    }))
+    // Partial only when two pieces hold one box (a single piece of a split sum has nothing to combine).
+    let mut boxes: Vec<(&[i64], &[i64])> = sources.iter().map(|s| (s.region.start(), s.region.end())).collect();
+    boxes.sort_unstable();
+    let partial = combine.is_some() && boxes.windows(2).any(|w| w[0] == w[1]);
+    Some(table(mesh, &sources, &target, bytes).map(|moves| Table { sources, target, moves, partial }))
 }
 
 /// The box at `offset` with the extents of `dims`.

@@ -14,13 +14,13 @@ use std::collections::HashMap;
 /// the bias (with the plan's output dimensions): each shard of a split `in` holds a partial sum, and the bias must
 /// be added once, after they are combined. The whitepaper's local expansion, applied before splitting.
 pub(super) fn expand_split_linears(ctx: &mut Context, graph: OpId, machine: &Machine) -> Result<(), Diagnostic> {
-    for op in crate::ir::walk::preorder(&ctx.body, graph) {
+    for op in crate::dialects::teg::graph_ops(ctx, graph) {
         if !matches!(decode(ctx, op), Ok(OpKind::Contraction(Contraction::Linear))) {
             continue;
         }
         let Some(maps) = index_maps_of(ctx, op) else { continue };
         let Some(plan) = plan_of(ctx, op, &maps.index, machine) else { continue };
-        let plan = plan.map_err(|d| d)?;
+        let plan = plan?;
         if maps.reductions.iter().all(|(d, _)| plan.0[*d].is_empty()) {
             continue;
         }

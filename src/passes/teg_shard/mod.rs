@@ -9,7 +9,8 @@
 //!   dimension are combined there with the reduction's monoid). Every such edge is reported as a remark naming both
 //!   ops, their plans, the collective the moves amount to and the bytes moved (`teg-print-transfers` prints the
 //!   tables);
-//! - from any other value (a source, an op without a plan), a chain of `teg.slice` views: it is on every device.
+//! - from any other value (an unplanned source, an op without a plan), a chain of `teg.slice` views: it is on
+//!   every device.
 //!
 //! A planned source is cut into the boxes its plan gives (slices marked with their devices). The whole value of a
 //! split op is reassembled by one `teg.reshard` (no `teg.devices`: on every device) for its users that are not
@@ -97,6 +98,9 @@ impl Pass for Shard {
                     continue;
                 }
                 let shards = state.split(ctx, op, &maps, &plan, env).map_err(at)?;
+                if shards == 0 {
+                    continue;
+                }
                 env.stats.add("num-ops", 1);
                 env.stats.add("num-shards", shards as u64);
                 changed = Changed::Yes;
@@ -248,7 +252,13 @@ impl Graph {
     /// A remark at `op` on the reshards `made` for `what`: the collective they amount to and the bytes moved.
     fn remark(&self, ctx: &Context, op: OpId, what: &str, made: &[OpId]) -> Diagnostic {
         let mesh = self.machine.mesh();
-        let tables: Vec<_> = made.iter().filter_map(|&r| table_of(ctx, r, mesh)?.ok()).collect();
+        let tables: Result<Vec<_>, String> = made.iter().filter_map(|&r| table_of(ctx, r, mesh)).collect();
+        let tables = match tables {
+            Ok(t) => t,
+            Err(e) => {
+                return Diagnostic::remark(ctx.body.op(op).loc, format!("teg-shard: {what}: no transfer table ({e})"))
+            }
+        };
         let edge: Vec<_> = tables.iter().map(|t| t.as_reshard()).collect();
         let moves: usize = tables.iter().map(|t| t.moves.len()).sum();
         let bytes = tables.iter().fold(0u64, |n, t| n.saturating_add(t.bytes()));
