@@ -36,14 +36,7 @@ pub fn alpa<S: AsRef<str>>(
     beta: &[f64],
     memory: u64,
 ) -> Result<Machine, MachineError> {
-    let mesh = Mesh::new(axes)?;
-    let n = mesh.axes().len();
-    if alpha.len() != n || beta.len() != n {
-        return Err(MachineError::LinkCount { axes: n, links: alpha.len().min(beta.len()) });
-    }
-    let links = alpha.iter().zip(beta).map(|(a, b)| Link::from_alpha_beta(*a, *b)).collect::<Result<_, _>>()?;
-    let device = Device::new("alpa-device").with_memory(Memory::new("memory", memory, 1, f64::MAX)?)?;
-    Machine::new("alpa", TimeUnit::Abstract, device, mesh, links)
+    alpa_rated(axes, alpha, beta, memory, &[])
 }
 
 /// [`alpa`]'s machine whose devices compute at `rates`: per op class, operations per time unit (for every element
@@ -55,12 +48,17 @@ pub fn alpa_rated<S: AsRef<str>>(
     memory: u64,
     rates: &[(OpClass, f64)],
 ) -> Result<Machine, MachineError> {
-    let free = alpa(axes, alpha, beta, memory)?;
+    let mesh = Mesh::new(axes)?;
+    let n = mesh.axes().len();
+    if alpha.len() != n || beta.len() != n {
+        return Err(MachineError::LinkCount { axes: n, links: alpha.len().min(beta.len()) });
+    }
+    let links = alpha.iter().zip(beta).map(|(a, b)| Link::from_alpha_beta(*a, *b)).collect::<Result<_, _>>()?;
     let mut device = Device::new("alpa-device").with_memory(Memory::new("memory", memory, 1, f64::MAX)?)?;
     for &(class, rate) in rates {
         device = device.with_throughput(class, ElemType::F32, rate)?;
     }
-    Machine::new("alpa", TimeUnit::Abstract, device, free.mesh().clone(), free.links().to_vec())
+    Machine::new("alpa", TimeUnit::Abstract, device, mesh, links)
 }
 
 /// The MLP benchmark machine on a `rows × cols` mesh (axes `x`, `y`): α = 1 per axis, β = [1, 0.01] for a

@@ -53,8 +53,7 @@ pub fn evaluate(
 ) -> Costs {
     let compute: f64 = choice.iter().enumerate().map(|(k, &s)| strategies.0[k][s].compute).sum();
     let own: f64 = choice.iter().enumerate().map(|(k, &s)| strategies.0[k][s].communication).sum();
-    let edges: f64 =
-        tables.edges.iter().map(|e| e.at(&e.time, choice[e.from], choice[e.to], tables.counts[e.to])).sum();
+    let edges = tables.edge_time(choice);
     let time = tables.time(choice);
     let peak_memory = memory_profile(problem, strategies, machine, choice).into_iter().max().unwrap_or(0);
     Costs { time, compute, communication: own + edges, peak_memory, moved: tables.moved(choice) }

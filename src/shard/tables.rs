@@ -100,7 +100,12 @@ impl Tables {
     /// Total time of an assignment (one strategy index per op): ops, then reshards.
     pub fn time(&self, choice: &[usize]) -> f64 {
         let nodes: f64 = choice.iter().enumerate().map(|(k, &s)| self.node_time[k][s]).sum();
-        nodes + self.edges.iter().map(|e| e.at(&e.time, choice[e.from], choice[e.to], self.counts[e.to])).sum::<f64>()
+        nodes + self.edge_time(choice)
+    }
+
+    /// The time of an assignment's reshards alone.
+    pub fn edge_time(&self, choice: &[usize]) -> f64 {
+        self.edges.iter().map(|e| e.at(&e.time, choice[e.from], choice[e.to], self.counts[e.to])).sum()
     }
 
     /// Total bytes moved by an assignment.
