@@ -79,10 +79,9 @@ fn quote_lines(lines: &[String]) -> String {
 fn dot(ctx: &Context, graph: OpId, signatures: bool) -> String {
     let name = symbol_name(ctx, graph).unwrap_or("graph");
     let mut out = format!("digraph {} {{\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n  edge [fontname=\"monospace\", fontsize=9];\n", quote(name));
-    let region = ctx.body.regions(graph)[0];
     let mesh = mesh_of(ctx, graph).and_then(Result::ok);
     let mut node_of: HashMap<crate::ir::ValueId, usize> = HashMap::new();
-    for (n, op) in ctx.body.region(region).blocks.iter().flat_map(|&b| ctx.body.block_ops(b)).enumerate() {
+    for (n, op) in crate::dialects::teg::graph_ops(ctx, graph).enumerate() {
         let Ok(kind) = decode(ctx, op) else { continue };
         let table = mesh.as_ref().and_then(|m| table_of(ctx, op, m.mesh())?.ok());
         let sent = table.as_ref().map(bytes_per_source);

@@ -33,7 +33,7 @@ impl Pass for Prune {
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let mut pruned = 0u64;
         for graph in graphs_under(ctx, root) {
-            let ops = graph_ops(ctx, graph);
+            let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
             let observed = observed(ctx, &ops);
             for &op in ops.iter().rev() {
                 if !observed.contains(&op) {

@@ -61,7 +61,7 @@ struct Held {
 
 /// The costs of every device of `machine`'s mesh for the split graph `graph`; an error at the op at fault.
 pub fn device_costs(ctx: &Context, graph: OpId, machine: &Machine) -> Result<SplitCosts, Diagnostic> {
-    let ops = super::graph_ops(ctx, graph);
+    let ops: Vec<OpId> = super::graph_ops(ctx, graph).collect();
     let n = machine.mesh().num_devices();
     let mut out = vec![DeviceCosts::default(); n];
     let mut per_axis = vec![0u64; machine.mesh().axes().len()];

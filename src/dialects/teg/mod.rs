@@ -47,9 +47,9 @@ pub fn graphs_under(ctx: &Context, root: OpId) -> Vec<OpId> {
 }
 
 /// The ops directly in `graph`'s body, in program order.
-pub fn graph_ops(ctx: &Context, graph: OpId) -> Vec<OpId> {
+pub fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
     let blocks = ctx.body.regions(graph).iter().flat_map(|&r| ctx.body.region(r).blocks.iter().copied());
-    blocks.flat_map(|b| ctx.body.block_ops(b)).collect()
+    blocks.flat_map(|b| ctx.body.block_ops(b))
 }
 
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {

@@ -267,7 +267,6 @@ pub fn set_plan(ctx: &mut Context, op: OpId, plan: &Plan, index: &[(String, u64)
 /// `teg-shard` can carry out); other ops, and ops whose inputs are read piecewise or through a map that is not
 /// affine, run whole. With `pins`, each op's `teg.shard` plan is its only choice.
 pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> Result<GraphProblem, Vec<Diagnostic>> {
-    let region = ctx.body.regions(graph)[0];
     let mut tensors: Vec<Tensor> = Vec::new();
     let mut ids: HashMap<ValueId, TensorId> = HashMap::new();
     let mut ops = Vec::new();
@@ -275,84 +274,80 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
     let mut diags = Vec::new();
     let mut sources: HashMap<String, TensorId> = HashMap::new();
     let mut aliases = Vec::new();
-    for &block in &ctx.body.region(region).blocks {
-        for op in ctx.body.block_ops(block) {
-            let Ok(kind) = decode(ctx, op) else { continue };
-            let Some(maps) = index_maps_of(ctx, op) else { continue };
-            let name = format!("{} at {}", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc));
-            let inputs: Vec<(ValueId, TensorId)> =
-                ctx.body.operands(op).filter_map(|v| ids.get(&v).map(|&t| (v, t))).collect();
-            let output = ctx.body.results(op).next().and_then(|v| {
-                let t = as_tensor(ctx, ctx.body.value_type(v))?;
-                let persistent = matches!(kind, OpKind::Io(Io::Source { .. }));
-                tensors.push(Tensor {
-                    name: name.clone(),
-                    shape: t.shape(),
-                    elem_bytes: t.dtype.size() as u64,
-                    persistent,
-                });
-                let id = TensorId(tensors.len() as u32 - 1);
-                ids.insert(v, id);
-                Some(id)
+    for op in super::graph_ops(ctx, graph) {
+        let Ok(kind) = decode(ctx, op) else { continue };
+        let Some(maps) = index_maps_of(ctx, op) else { continue };
+        let name = format!("{} at {}", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc));
+        let inputs: Vec<(ValueId, TensorId)> =
+            ctx.body.operands(op).filter_map(|v| ids.get(&v).map(|&t| (v, t))).collect();
+        let output = ctx.body.results(op).next().and_then(|v| {
+            let t = as_tensor(ctx, ctx.body.value_type(v))?;
+            let persistent = matches!(kind, OpKind::Io(Io::Source { .. }));
+            tensors.push(Tensor {
+                name: name.clone(),
+                shape: t.shape(),
+                elem_bytes: t.dtype.size() as u64,
+                persistent,
             });
-            match (&kind, output) {
-                (OpKind::Io(Io::Source { name }), Some(t)) => {
-                    sources.insert(name.clone(), t);
-                }
-                (OpKind::Io(Io::Sink { name }), _) => {
-                    for &(_, t) in &inputs {
-                        tensors[t.0 as usize].persistent = true;
-                        // A sink named as a source writes the value back over it: it should keep its spec.
-                        if let Some(&original) = sources.get(name) {
-                            let same = tensors[t.0 as usize].shape == tensors[original.0 as usize].shape
-                                && tensors[t.0 as usize].elem_bytes == tensors[original.0 as usize].elem_bytes;
-                            if same {
-                                aliases.push((t, original));
-                            }
+            let id = TensorId(tensors.len() as u32 - 1);
+            ids.insert(v, id);
+            Some(id)
+        });
+        match (&kind, output) {
+            (OpKind::Io(Io::Source { name }), Some(t)) => {
+                sources.insert(name.clone(), t);
+            }
+            (OpKind::Io(Io::Sink { name }), _) => {
+                for &(_, t) in &inputs {
+                    tensors[t.0 as usize].persistent = true;
+                    // A sink named as a source writes the value back over it: it should keep its spec.
+                    if let Some(&original) = sources.get(name) {
+                        let same = tensors[t.0 as usize].shape == tensors[original.0 as usize].shape
+                            && tensors[t.0 as usize].elem_bytes == tensors[original.0 as usize].elem_bytes;
+                        if same {
+                            aliases.push((t, original));
                         }
                     }
                 }
-                _ => {}
             }
-            // Piecewise views, generators and user blocks depend on their shapes: `teg-shard` cannot split them
-            // yet, so the search does not either.
-            let splittable = match &kind {
-                OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) | OpKind::Reduce(_) | OpKind::Io(_) => {
-                    true
-                }
-                OpKind::View(v) => v.splits_by_box(),
-                _ => false,
-            };
-            let whole = !splittable
-                || maps.inputs.len() != inputs.len()
-                || maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine);
-            let mut problem_op = if whole {
-                let read = inputs.iter().map(|&(_, t)| (t, constant(&tensors[t.0 as usize].shape))).collect();
-                let write = output.map(|t| (t, constant(&tensors[t.0 as usize].shape)));
-                Op { shardable: false, ..Op::new(&name, Vec::new(), read, write, Vec::new()) }
-            } else {
-                let read = inputs.iter().zip(&maps.inputs).map(|(&(_, t), (_, p))| (t, p[0].ipf.clone())).collect();
-                let write = output.zip(maps.outputs.first()).map(|(t, o)| (t, o.1.clone()));
-                let reduced = maps.reductions.iter().map(|r| r.0).collect();
-                Op::new(&name, maps.index.clone(), read, write, reduced)
-            };
-            // Heavy ops split over the whole mesh when compute is free (no rates); with rates, the cost decides.
-            let free = machine.device().throughputs().is_empty();
-            problem_op.split_all = free && matches!(kind, OpKind::Contraction(_) | OpKind::Conv2d(_));
-            match time_per_point(ctx, op, &kind, machine) {
-                Ok(t) => problem_op.work_per_point = t,
-                Err(m) => diags.push(Diagnostic::error(ctx.body.op(op).loc, m)),
-            }
-            if pins {
-                match plan_of(ctx, op, &problem_op.index, machine) {
-                    Some(Ok(plan)) => problem_op.pinned = Some(plan),
-                    Some(Err(d)) => diags.push(d),
-                    None => {}
-                }
-            }
-            ops.push(problem_op);
-            teg_ops.push(op);
+            _ => {}
         }
+        // Piecewise views, generators and user blocks depend on their shapes: `teg-shard` cannot split them
+        // yet, so the search does not either.
+        let splittable = match &kind {
+            OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) | OpKind::Reduce(_) | OpKind::Io(_) => true,
+            OpKind::View(v) => v.splits_by_box(),
+            _ => false,
+        };
+        let whole = !splittable
+            || maps.inputs.len() != inputs.len()
+            || maps.inputs.iter().any(|(_, p)| p.len() != 1 || !p[0].affine);
+        let mut problem_op = if whole {
+            let read = inputs.iter().map(|&(_, t)| (t, constant(&tensors[t.0 as usize].shape))).collect();
+            let write = output.map(|t| (t, constant(&tensors[t.0 as usize].shape)));
+            Op { shardable: false, ..Op::new(&name, Vec::new(), read, write, Vec::new()) }
+        } else {
+            let read = inputs.iter().zip(&maps.inputs).map(|(&(_, t), (_, p))| (t, p[0].ipf.clone())).collect();
+            let write = output.zip(maps.outputs.first()).map(|(t, o)| (t, o.1.clone()));
+            let reduced = maps.reductions.iter().map(|r| r.0).collect();
+            Op::new(&name, maps.index.clone(), read, write, reduced)
+        };
+        // Heavy ops split over the whole mesh when compute is free (no rates); with rates, the cost decides.
+        let free = machine.device().throughputs().is_empty();
+        problem_op.split_all = free && matches!(kind, OpKind::Contraction(_) | OpKind::Conv2d(_));
+        match time_per_point(ctx, op, &kind, machine) {
+            Ok(t) => problem_op.work_per_point = t,
+            Err(m) => diags.push(Diagnostic::error(ctx.body.op(op).loc, m)),
+        }
+        if pins {
+            match plan_of(ctx, op, &problem_op.index, machine) {
+                Some(Ok(plan)) => problem_op.pinned = Some(plan),
+                Some(Err(d)) => diags.push(d),
+                None => {}
+            }
+        }
+        ops.push(problem_op);
+        teg_ops.push(op);
     }
     if !diags.is_empty() {
         return Err(diags);

@@ -14,7 +14,8 @@ use std::collections::HashMap;
 /// the bias (with the plan's output dimensions): each shard of a split `in` holds a partial sum, and the bias must
 /// be added once, after they are combined. The whitepaper's local expansion, applied before splitting.
 pub(super) fn expand_split_linears(ctx: &mut Context, graph: OpId, machine: &Machine) -> Result<(), Diagnostic> {
-    for op in crate::dialects::teg::graph_ops(ctx, graph) {
+    let ops: Vec<OpId> = crate::dialects::teg::graph_ops(ctx, graph).collect();
+    for op in ops {
         if !matches!(decode(ctx, op), Ok(OpKind::Contraction(Contraction::Linear))) {
             continue;
         }

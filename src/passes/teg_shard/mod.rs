@@ -81,7 +81,7 @@ impl Pass for Shard {
             let Some(machine) = mesh_of(ctx, graph) else { continue };
             let machine = machine.map_err(|d| vec![d])?;
             expand_split_linears(ctx, graph, &machine).map_err(|d| vec![d])?;
-            let ops = graph_ops(ctx, graph);
+            let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
             let mut state = Graph { machine, split: HashMap::new(), made: Vec::new(), whole: Vec::new() };
             for op in ops {
                 let kind = decode(ctx, op);

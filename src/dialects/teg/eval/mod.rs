@@ -24,6 +24,7 @@ pub(crate) mod user_block;
 mod value;
 pub(crate) mod views;
 
+use super::graph_ops;
 use super::ops::{decode, Cell, Io, OpKind};
 use super::tensor_type::{as_tensor, TensorType};
 use crate::array::{Array, DType};
@@ -90,11 +91,6 @@ pub fn sources(ctx: &Context, graph: OpId) -> Vec<(String, Vec<u64>, DType)> {
             _ => None,
         })
         .collect()
-}
-
-fn graph_ops(ctx: &Context, graph: OpId) -> impl Iterator<Item = OpId> + '_ {
-    let region = ctx.body.regions(graph)[0];
-    ctx.body.region(region).blocks.iter().flat_map(move |&b| ctx.body.block_ops(b))
 }
 
 /// Evaluates a graph (verified first: unverified IR is an error) with its sources bound by name; returns every sink's value by sink name, in op
