@@ -7,7 +7,8 @@ use proptest::prelude::*;
 use tapestry::array::{Array, Data};
 use tapestry::dialects::teg::eval::evaluate;
 use tapestry::dialects::teg::find_graph;
-use tapestry::dialects::teg::shard_problem::{mesh_of, set_plan};
+use tapestry::dialects::teg::shard_plan::{set_placement, set_plan, Placement};
+use tapestry::dialects::teg::shard_problem::mesh_of;
 use tapestry::indexmap::IndexMap;
 use tapestry::interfaces::sharding::index_maps_of;
 use tapestry::ir::{Context, OpId};
@@ -84,9 +85,36 @@ fn plans(dims: usize) -> Vec<Plan> {
     out
 }
 
+/// Explicit part sizes for `plan` over `index` from random `cuts`: each split dimension's extent cut at sorted
+/// points (parts may be empty).
+fn random_sizes(plan: &Plan, index: &[(String, u64)], mesh: &tapestry::machine::Mesh, cuts: &[u64]) -> Placement {
+    let sizes = plan
+        .0
+        .iter()
+        .zip(index)
+        .enumerate()
+        .map(|(i, (set, d))| {
+            let parts = set.parts(mesh) as usize;
+            if parts <= 1 {
+                return None;
+            }
+            let mut at: Vec<u64> = (0..parts - 1).map(|j| cuts[(i * 7 + j) % cuts.len()] % (d.1 + 1)).collect();
+            at.sort_unstable();
+            at.push(d.1);
+            Some(at.iter().scan(0, |prev, &c| Some(c - std::mem::replace(prev, c))).collect())
+        })
+        .collect();
+    Placement { plan: plan.clone(), sizes }
+}
+
 /// The outputs of `text` with `choice[k]` the plan of the k-th op (sources included: a planned source is cut into
-/// its devices' boxes), after `teg-shard`.
-fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Option<Plan>) -> IndexMap<String, Array> {
+/// its devices' boxes), after `teg-shard`; with `cuts`, each split dimension in parts of random explicit sizes.
+fn sharded_outputs(
+    text: &str,
+    name: &str,
+    choice: &dyn Fn(usize, usize) -> Option<Plan>,
+    cuts: Option<&[u64]>,
+) -> IndexMap<String, Array> {
     let mut ctx = tapestry::context();
     let module = tapestry::parse_and_verify(&mut ctx, "g.tap", text).unwrap();
     let graph = find_graph(&ctx, module, name).unwrap();
@@ -99,8 +127,16 @@ fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Opti
         let maps = index_maps_of(&ctx, op).unwrap();
         // A plan that splits a dimension into more parts than its extent is an error; such picks stay unplanned.
         let valid = |p: &Plan| p.0.iter().zip(&maps.index).all(|(set, d)| set.parts(machine.mesh()) <= d.1);
-        if let Some(plan) = choice(k, maps.index.len()).filter(valid) {
-            set_plan(&mut ctx, op, &plan, &maps.index, &machine);
+        let Some(plan) = choice(k, maps.index.len()).filter(valid) else { continue };
+        match cuts {
+            Some(cuts) => set_placement(
+                &mut ctx,
+                op,
+                &random_sizes(&plan, &maps.index, machine.mesh(), cuts),
+                &maps.index,
+                &machine,
+            ),
+            None => set_plan(&mut ctx, op, &plan, &maps.index, &machine),
         }
     }
     let values = inputs(&ctx, graph);
@@ -111,7 +147,7 @@ fn sharded_outputs(text: &str, name: &str, choice: &dyn Fn(usize, usize) -> Opti
 }
 
 fn reference(text: &str, name: &str) -> IndexMap<String, Array> {
-    sharded_outputs(text, name, &|_, _| None)
+    sharded_outputs(text, name, &|_, _| None, None)
 }
 
 fn ops_of(text: &str, name: &str) -> usize {
@@ -128,10 +164,15 @@ fn every_plan_of_each_op_alone_keeps_values() {
         let want = reference(text, name);
         for op in 0..ops_of(text, name) {
             for (p, _) in plans(4).iter().enumerate() {
-                let got = sharded_outputs(text, name, &|k, dims| {
-                    let all = plans(dims);
-                    (k == op && p < all.len()).then(|| all[p].clone())
-                });
+                let got = sharded_outputs(
+                    text,
+                    name,
+                    &|k, dims| {
+                        let all = plans(dims);
+                        (k == op && p < all.len()).then(|| all[p].clone())
+                    },
+                    None,
+                );
                 assert_eq!(got, want, "{name}: op {op}, plan {p}");
             }
         }
@@ -151,11 +192,12 @@ fn random_joint_plans_keep_values() {
         let want = reference(text, name);
         for _ in 0..25 {
             let picks: Vec<u64> = (0..8).map(|_| next()).collect();
-            let got = sharded_outputs(text, name, &|k, dims| {
+            let choice = |k: usize, dims: usize| {
                 let all = plans(dims);
                 Some(all[(picks[k % picks.len()] % all.len() as u64) as usize].clone())
-            });
-            assert_eq!(got, want, "{name}: plans {picks:?}");
+            };
+            assert_eq!(sharded_outputs(text, name, &choice, None), want, "{name}: plans {picks:?}");
+            assert_eq!(sharded_outputs(text, name, &choice, Some(&picks)), want, "{name}: uneven {picks:?}");
         }
     }
 }
@@ -322,7 +364,7 @@ proptest! {
     /// Random graphs (matmul, matmul + bias + relu and linear + relu stacks, einsums with a permute, slices,
     /// reverses, a column selected and broadcast back, max-subtract reductions, a strided and dilated convolution
     /// and a "same" one) on 2 × 2 and 3 × 1 meshes: the plans `teg-auto-shard` picks for a random seed, carried out
-    /// by `teg-shard`, give exactly the values of the graph as written.
+    /// by `teg-shard` (after `teg-conv-dense` or not), give exactly the values of the graph as written.
     #[test]
     fn random_graphs_keep_values_through_auto_shard(
         mesh in prop_oneof![Just((2u64, 2u64)), Just((3, 1))],
@@ -331,10 +373,13 @@ proptest! {
         steps in proptest::collection::vec(step(), 1..5),
         conv in proptest::option::of((1u64..3, 1u64..3, 0u64..2)),
         seed in 0u64..1000,
+        dense in any::<bool>(),
     ) {
         let text = random_graph(mesh.0, mesh.1, b, d0, &steps, conv);
         let want = run(&text, None);
-        let pipeline = format!("builtin.module(teg-auto-shard{{seed={seed} max-rounds=4 budget-ms=600000}}, teg-shard)");
+        let first = if dense { "teg-conv-dense, " } else { "" };
+        let pipeline =
+            format!("builtin.module({first}teg-auto-shard{{seed={seed} max-rounds=4 budget-ms=600000}}, teg-shard)");
         prop_assert_eq!(run(&text, Some(&pipeline)), want, "{}", text);
     }
 
@@ -347,13 +392,15 @@ proptest! {
         steps in proptest::collection::vec(step(), 1..5),
         conv in proptest::option::of((1u64..3, 1u64..3, 0u64..2)),
         picks in proptest::collection::vec(0usize..1000, 32),
+        cuts in proptest::option::of(proptest::collection::vec(0u64..1000, 16)),
     ) {
         let text = random_graph(2, 2, b, d0, &steps, conv);
         let want = run(&text, None);
-        let got = sharded_outputs(&text, "g", &|k, dims| {
+        let choice = |k: usize, dims: usize| {
             let all = plans(dims);
             Some(all[picks[k % picks.len()] % all.len()].clone())
-        });
+        };
+        let got = sharded_outputs(&text, "g", &choice, cuts.as_deref());
         prop_assert_eq!(got, want, "{}", text);
     }
 

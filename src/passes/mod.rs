@@ -16,6 +16,7 @@ pub mod reconcile_unrealized_casts;
 pub mod registry;
 pub mod symbol_dce;
 pub mod teg_auto_shard;
+pub mod teg_conv_dense;
 pub mod teg_cost;
 pub mod teg_fuse_linear;
 pub mod teg_print_dims;
@@ -59,6 +60,7 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(teg_print_transfers::ENTRY);
     registry.register_pass(teg_prune::ENTRY);
     registry.register_pass(teg_fuse_linear::ENTRY);
+    registry.register_pass(teg_conv_dense::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(teg_shard::ENTRY);
     registry.register_pass(teg_print_dot::ENTRY);

@@ -12,7 +12,8 @@
 //! a plan) share their operand's cells and take nothing; a source cut by its plan takes only its pieces.
 
 use super::ops::{decode, Io, OpKind};
-use super::shard_problem::{time_per_point, SHARD_ATTR};
+use super::shard_plan::SHARD_ATTR;
+use super::shard_problem::time_per_point;
 use super::tensor_type::as_tensor;
 use super::transfers::{devices_or_all, table_of, DEVICES_ATTR};
 use crate::interfaces::sharding::index_maps_of;

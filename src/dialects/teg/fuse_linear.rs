@@ -3,7 +3,7 @@
 
 use super::ops::{decode, Contraction, OpKind};
 use super::patterns::producer;
-use super::shard_problem::SHARD_ATTR;
+use super::shard_plan::SHARD_ATTR;
 use super::tensor_type::as_tensor;
 use crate::ir::builder::OpState;
 use crate::ir::rewrite::{RewritePattern, Rewriter};

@@ -3,12 +3,14 @@
 //! whose signatures (an index space plus an IPF per input and output, from [`crate::zspace`]) make them shardable.
 
 pub mod block_op;
+pub mod conv_dense;
 pub mod device_costs;
 pub mod eval;
 pub mod fuse_linear;
 pub mod interfaces;
 pub mod ops;
 pub mod patterns;
+pub mod shard_plan;
 pub mod shard_problem;
 pub mod signature;
 pub mod tensor_type;

@@ -12,16 +12,16 @@
 //! A sink named as a source (`teg.sink @W1` after `teg.source @W1`) writes its value back over the source, as an
 //! updated weight of a training step: the problem charges the reshard back to the source's spec.
 //!
-//! `teg.shard = {batch = "x", n = ["x", "y"]}` on an op: the mesh axes each index dimension is split over (a
-//! name, or a list for several); dimensions left out are not split. `teg-auto-shard` treats it as a pin.
+//! An op's `teg.shard` plan (`shard_plan.rs`) is a pin for `teg-auto-shard`.
 
 use super::ops::{decode, Io, OpKind};
+use super::shard_plan::plan_of;
 use super::tensor_type::as_tensor;
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, OpId, ValueId};
 use crate::machine::{presets, ElemType, Machine, OpClass};
 use crate::shard::tables::Tables;
-use crate::shard::{AxisSet, Op, Plan, Problem, ShardError, Strategies, Tensor, TensorId};
+use crate::shard::{Op, Plan, Problem, ShardError, Strategies, Tensor, TensorId};
 use crate::zspace::{Ipf, ZAffineMap};
 use std::collections::HashMap;
 
@@ -36,8 +36,6 @@ pub const MAX_COST_PER_POINT: f64 = 1e12;
 pub const RATE_RANGE: (f64, f64) = (1e-12, 1e18);
 /// The fields a `teg.mesh` may have.
 const MESH_FIELDS: &[&str] = &["axes", "shape", "alpha", "beta", "memory", "matrix", "vector"];
-/// The op attribute holding a plan.
-pub const SHARD_ATTR: &str = "teg.shard";
 /// The op attribute overriding its operations per index point (see [`time_per_point`]).
 pub const COST_ATTR: &str = "teg.cost";
 
@@ -191,74 +189,6 @@ fn number(a: &Attr) -> Option<f64> {
     match a {
         Attr::Float { bits, .. } => Some(f64::from_bits(*bits)),
         other => other.as_int().map(|v| v as f64),
-    }
-}
-
-/// The plan of `op`'s `teg.shard` attribute over index dimensions `index` (`None` without one).
-pub fn plan_of(
-    ctx: &Context,
-    op: OpId,
-    index: &[(String, u64)],
-    machine: &Machine,
-) -> Option<Result<Plan, Diagnostic>> {
-    let attr = ctx.op_attr(op, SHARD_ATTR)?;
-    let err = |m: String| Diagnostic::error(ctx.body.op(op).loc, format!("{SHARD_ATTR}: {m}"));
-    Some(read_plan(ctx, attr, index, machine).map_err(err))
-}
-
-fn read_plan(ctx: &Context, attr: AttrId, index: &[(String, u64)], machine: &Machine) -> Result<Plan, String> {
-    if !matches!(ctx.attr_data(attr), Attr::Dict(_)) {
-        return Err("must be a dictionary {dimension = \"axis\", ...}".into());
-    }
-    let mut plan = Plan::replicated(index.len());
-    for (key, value) in ctx.dict_entries(attr) {
-        let name = ctx.str(*key);
-        let Some(d) = index.iter().position(|i| i.0 == name) else {
-            let known: Vec<&str> = index.iter().map(|i| i.0.as_str()).collect();
-            return Err(format!("the op has no index dimension '{name}' (it has: {})", known.join(", ")));
-        };
-        let names: Option<Vec<&str>> = match ctx.attr_data(*value) {
-            Attr::String(s) => Some(vec![s]),
-            Attr::Array(items) => items.iter().map(|&i| ctx.attr_data(i).as_str()).collect(),
-            _ => None,
-        };
-        let names = names.ok_or(format!("'{name}' must name a mesh axis or list mesh axes"))?;
-        for axis in names {
-            let a = machine.mesh().axis_index(axis).map_err(|_| format!("the mesh has no axis '{axis}'"))?;
-            if plan.used().has(a) {
-                return Err(format!("axis '{axis}' splits two index dimensions"));
-            }
-            plan.0[d] = plan.0[d].union(AxisSet::one(a));
-        }
-        let parts = plan.0[d].parts(machine.mesh());
-        if parts > index[d].1 {
-            return Err(format!("'{name}' of extent {} split into {parts} parts, more than its extent", index[d].1));
-        }
-    }
-    Ok(plan)
-}
-
-/// Writes `plan` on `op` as its `teg.shard` attribute (removed when it splits nothing).
-pub fn set_plan(ctx: &mut Context, op: OpId, plan: &Plan, index: &[(String, u64)], machine: &Machine) {
-    let mut entries = Vec::new();
-    for (set, (name, _)) in plan.0.iter().zip(index) {
-        let axes: Vec<String> = set.axes().map(|a| machine.mesh().axes()[a].name.clone()).collect();
-        let value = match axes.as_slice() {
-            [] => continue,
-            [one] => ctx.string_attr(one),
-            many => {
-                let items: Vec<AttrId> = many.iter().map(|a| ctx.string_attr(a)).collect();
-                ctx.attr(Attr::Array(items.into()))
-            }
-        };
-        let key = ctx.sym(name);
-        entries.push((key, value));
-    }
-    if entries.is_empty() {
-        ctx.remove_op_attr(op, SHARD_ATTR);
-    } else {
-        let dict = ctx.dict_attr(entries);
-        ctx.set_op_attr(op, SHARD_ATTR, dict);
     }
 }
 

@@ -5,7 +5,7 @@
 use crate::array::{fits, DType};
 use crate::ir::dialect_data::{DialectData, DialectValue};
 use crate::ir::registry::ItemError;
-use crate::ir::{Context, TypeId, TypeKind};
+use crate::ir::{Context, Interners, TypeId, TypeKind};
 use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -129,7 +129,7 @@ impl DialectValue for TokenType {
 }
 
 /// The interned tensor type.
-pub fn tensor_type(ctx: &mut Context, t: TensorType) -> TypeId {
+pub fn tensor_type(ctx: &mut Interners, t: TensorType) -> TypeId {
     ctx.ty(TypeKind::Dialect(DialectData(Arc::new(t))))
 }
 

@@ -2,7 +2,7 @@
 //! (marked with their devices, attributes fitted to their boxes) and `teg.reshard`s between shards.
 
 use crate::dialects::teg::ops::{decode, Monoid, OpKind, View};
-use crate::dialects::teg::shard_problem::SHARD_ATTR;
+use crate::dialects::teg::shard_plan::SHARD_ATTR;
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::ir::builder::OpState;

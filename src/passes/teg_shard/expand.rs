@@ -1,7 +1,7 @@
 //! The local expansion `teg-shard` applies before splitting: a `teg.linear` whose summed dimension is split.
 
 use crate::dialects::teg::ops::{decode, Contraction, OpKind};
-use crate::dialects::teg::shard_problem::{plan_of, set_plan};
+use crate::dialects::teg::shard_plan::{placement_of, set_placement, Placement};
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::builder::OpState;
 use crate::ir::rewrite::Rewriter;
@@ -20,13 +20,17 @@ pub(super) fn expand_split_linears(ctx: &mut Context, graph: OpId, machine: &Mac
             continue;
         }
         let Some(maps) = index_maps_of(ctx, op) else { continue };
-        let Some(plan) = plan_of(ctx, op, &maps.index, machine) else { continue };
-        let plan = plan?;
-        if maps.reductions.iter().all(|(d, _)| plan.0[*d].is_empty()) {
+        let Some(placement) = placement_of(ctx, op, &maps.index, machine) else { continue };
+        let placement = placement?;
+        if maps.reductions.iter().all(|(d, _)| placement.plan.0[*d].is_empty()) {
             continue;
         }
-        let by_name: HashMap<&str, AxisSet> =
-            maps.index.iter().map(|d| d.0.as_str()).zip(plan.0.iter().copied()).collect();
+        let by_name: HashMap<&str, (AxisSet, &Option<Vec<u64>>)> = maps
+            .index
+            .iter()
+            .map(|d| d.0.as_str())
+            .zip(placement.plan.0.iter().copied().zip(&placement.sizes))
+            .collect();
         let operands: Vec<ValueId> = ctx.body.operands(op).collect();
         let result = ctx.body.results(op).next().expect("one result");
         let ty = ctx.body.value_type(result);
@@ -40,9 +44,10 @@ pub(super) fn expand_split_linears(ctx: &mut Context, graph: OpId, machine: &Mac
         for value in [product, sum] {
             let ValueDef::Result { op: new, .. } = ctx.body.value_def(value) else { continue };
             let Some(index) = index_maps_of(ctx, new).map(|m| m.index) else { continue };
-            let plan =
-                Plan(index.iter().map(|d| by_name.get(d.0.as_str()).copied().unwrap_or(AxisSet::EMPTY)).collect());
-            set_plan(ctx, new, &plan, &index, machine);
+            let of = |d: &(String, u64)| by_name.get(d.0.as_str()).copied().unwrap_or((AxisSet::EMPTY, &None));
+            let plan = Plan(index.iter().map(|d| of(d).0).collect());
+            let sizes = index.iter().map(|d| of(d).1.clone()).collect();
+            set_placement(ctx, new, &Placement { plan, sizes }, &index, machine);
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! boxes they read (clipped to the operand, with the border a convolution's windows pad) and the types they make.
 
 use super::MAX_SHARDS;
+use crate::dialects::teg::shard_plan::Placement;
 use crate::dialects::teg::tensor_type::{as_tensor, TensorType};
 use crate::interfaces::sharding::IndexMaps;
 use crate::ir::{Context, ValueId};
@@ -12,15 +13,22 @@ use std::collections::BTreeMap;
 
 /// Each non-empty shard of `plan`'s index space: its piece per index dimension and its box; an error past
 /// [`MAX_SHARDS`](super::MAX_SHARDS).
-pub(super) fn shards(maps: &IndexMaps, plan: &Plan, machine: &Machine) -> Result<Vec<(Vec<usize>, ZRange)>, String> {
-    let mesh = machine.mesh();
+pub(super) fn shards(
+    maps: &IndexMaps,
+    placement: &Placement,
+    machine: &Machine,
+) -> Result<Vec<(Vec<usize>, ZRange)>, String> {
+    let (mesh, plan) = (machine.mesh(), &placement.plan);
     let count = plan.0.iter().try_fold(1u64, |n, s| n.checked_mul(s.parts(mesh).max(1)));
     if count.is_none_or(|n| n > MAX_SHARDS) {
         return Err(format!("the plan makes more than MAX_SHARDS ({MAX_SHARDS}) shards of one op"));
     }
     let whole = maps.index_range();
     let pieces: Vec<Vec<ZRange>> = (0..maps.index.len())
-        .map(|i| whole.split(i, plan.0[i].parts(mesh).max(1)).map_err(|e| e.to_string()))
+        .map(|i| match &placement.sizes[i] {
+            Some(sizes) => Ok(cut(&whole, i, sizes)),
+            None => whole.split(i, plan.0[i].parts(mesh).max(1)).map_err(|e| e.to_string()),
+        })
         .collect::<Result<_, _>>()?;
     let mut out = Vec::new();
     for part in parts(&pieces) {
@@ -33,6 +41,20 @@ pub(super) fn shards(maps: &IndexMaps, plan: &Plan, machine: &Machine) -> Result
         }
     }
     Ok(out)
+}
+
+/// `whole` cut along `dim` into consecutive pieces of `sizes` (which sum to its extent).
+fn cut(whole: &ZRange, dim: usize, sizes: &[u64]) -> Vec<ZRange> {
+    let mut at = whole.start()[dim];
+    let mut out = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        let next = at + size as i64; // The sizes sum to the extent, which fits an i64.
+        let (mut start, mut end) = (whole.start().to_vec(), whole.end().to_vec());
+        (start[dim], end[dim]) = (at, next);
+        out.push(ZRange::new(start, end).expect("a piece of a valid range"));
+        at = next;
+    }
+    out
 }
 
 /// Every combination of one piece per index dimension, row-major.

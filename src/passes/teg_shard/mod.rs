@@ -23,6 +23,9 @@
 //!
 //! A strided view's shard is the same view of the box it reads, its attributes fitted to that box.
 //!
+//! Plans come from each op's `teg.shard` (explicit part sizes included) or, for ops without one, from the `plan`
+//! option (`batch:x,d1:y`; see `dialects::teg::shard_plan`), written on each op it fits before anything is split.
+//!
 //! This version splits elementwise ops, contractions, convolutions, reductions and strided views. A plan that
 //! splits any other op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error
 //! at the op; ops without a plan (or with one that splits nothing) are left alone.
@@ -31,10 +34,15 @@ mod build;
 mod expand;
 mod geometry;
 
+use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::ops::{decode, Io, Monoid, OpKind};
-use crate::dialects::teg::shard_problem::{mesh_of, plan_of};
+use crate::dialects::teg::shard_plan::Placement;
+use crate::dialects::teg::shard_plan::{
+    parse_plan_option, placement, placement_of, set_placement, DimSplit, SHARD_ATTR,
+};
+use crate::dialects::teg::shard_problem::mesh_of;
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::dialects::teg::transfers::table_of;
 use crate::dialects::teg::{graph_ops, graphs_under};
@@ -57,18 +65,26 @@ static INFO: PassInfo = PassInfo {
     name: "TegShard",
     description: "Split every TEG op with a teg.shard plan into per-device shards joined by teg.reshard",
     anchor: None,
-    options: &[],
+    options: &[OptionSpec {
+        name: "plan",
+        kind: OptionKind::String,
+        default: "",
+        description: "A plan for every op without teg.shard that has these index dimensions: batch:x,n:x+y",
+    }],
     statistics: &[("num-ops", "Ops split"), ("num-shards", "Shard ops created"), ("num-reshards", "Reshards made")],
 };
 
 /// Most shards one op may be split into (the product of its split dimensions' parts); past it, an error at the op.
 pub const MAX_SHARDS: u64 = 4096;
 
-fn create(_: &super::options::OptionValues) -> Box<dyn Pass> {
-    Box::new(Shard)
+fn create(options: &OptionValues) -> Box<dyn Pass> {
+    Box::new(Shard { plan: options.text("plan").to_string() })
 }
 
-struct Shard;
+struct Shard {
+    /// The `plan` option's text.
+    plan: String,
+}
 
 impl Pass for Shard {
     fn info(&self) -> &'static PassInfo {
@@ -77,27 +93,34 @@ impl Pass for Shard {
 
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let mut changed = Changed::No;
+        let option = parse_plan_option(&self.plan)
+            .map_err(|m| vec![Diagnostic::error(ctx.body.op(root).loc, format!("teg-shard: option plan: {m}"))])?;
         for graph in graphs_under(ctx, root) {
             let Some(machine) = mesh_of(ctx, graph) else { continue };
             let machine = machine.map_err(|d| vec![d])?;
+            if !option.is_empty() {
+                write_option_plans(ctx, graph, &option, &machine, env).map_err(|d| vec![d])?;
+            }
             expand_split_linears(ctx, graph, &machine).map_err(|d| vec![d])?;
             let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
             let mut state = Graph { machine, split: HashMap::new(), made: Vec::new(), whole: Vec::new() };
             for op in ops {
                 let kind = decode(ctx, op);
                 let Some(maps) = index_maps_of(ctx, op) else { continue };
-                let Some(plan) = plan_of(ctx, op, &maps.index, &state.machine) else { continue };
-                let plan = plan.map_err(|d| vec![d])?;
-                if plan.used().is_empty() || matches!(kind, Ok(OpKind::Io(Io::Sink { .. } | Io::SequencePoint))) {
+                let Some(placement) = placement_of(ctx, op, &maps.index, &state.machine) else { continue };
+                let placement = placement.map_err(|d| vec![d])?;
+                if placement.plan.used().is_empty()
+                    || matches!(kind, Ok(OpKind::Io(Io::Sink { .. } | Io::SequencePoint)))
+                {
                     continue;
                 }
                 let loc = ctx.body.op(op).loc;
                 let at = |m: String| vec![Diagnostic::error(loc, format!("teg-shard: {m}"))];
                 if matches!(kind, Ok(OpKind::Io(Io::Source { .. }))) {
-                    state.cut_source(ctx, op, &maps, &plan).map_err(at)?;
+                    state.cut_source(ctx, op, &maps, &placement).map_err(at)?;
                     continue;
                 }
-                let shards = state.split(ctx, op, &maps, &plan, env).map_err(at)?;
+                let shards = state.split(ctx, op, &maps, &placement, env).map_err(at)?;
                 if shards == 0 {
                     continue;
                 }
@@ -138,12 +161,19 @@ struct Graph {
 
 impl Graph {
     /// Cuts a planned source into the boxes its plan gives, each a slice (after the source) marked with its devices.
-    fn cut_source(&mut self, ctx: &mut Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> Result<(), String> {
+    fn cut_source(
+        &mut self,
+        ctx: &mut Context,
+        op: OpId,
+        maps: &IndexMaps,
+        placement: &Placement,
+    ) -> Result<(), String> {
         let value = ctx.body.results(op).next().ok_or("the source has no result")?;
         let Some(anchor) = ctx.body.next_op(op) else { return Ok(()) };
+        let plan = &placement.plan;
         let ranks = ranks_by_part(plan, &self.machine);
         let mut parts = Vec::new();
-        let boxes = shards(maps, plan, &self.machine)?;
+        let boxes = shards(maps, placement, &self.machine)?;
         if boxes.is_empty() {
             return Ok(());
         }
@@ -165,16 +195,17 @@ impl Graph {
         ctx: &mut Context,
         op: OpId,
         maps: &IndexMaps,
-        plan: &Plan,
+        placement: &Placement,
         env: &mut PassEnv<'_>,
     ) -> Result<usize, String> {
+        let plan = &placement.plan;
         check_splittable(ctx, op, maps, plan)?;
         let result = ctx.body.results(op).next().ok_or("the op has no result")?;
         let out_type = as_tensor(ctx, ctx.body.value_type(result)).ok_or("the result is not a tensor")?.clone();
         let operands: Vec<ValueId> = ctx.body.operands(op).collect();
         let ranks = ranks_by_part(plan, &self.machine);
         let name = label(ctx, op, maps, plan, &self.machine);
-        let boxes = shards(maps, plan, &self.machine)?;
+        let boxes = shards(maps, placement, &self.machine)?;
         if boxes.is_empty() {
             return Ok(0); // An empty index space: nothing to split.
         }
@@ -285,6 +316,45 @@ impl Graph {
             }
         }
     }
+}
+
+/// Writes the `plan` option's placement on every op of `graph` that has none and that it splits; an op it would
+/// split but `teg-shard` cannot (or whose extent is smaller than the parts) is left whole, with a remark. An axis
+/// the graph's mesh lacks is an error at the graph.
+fn write_option_plans(
+    ctx: &mut Context,
+    graph: OpId,
+    option: &[DimSplit],
+    machine: &Machine,
+    env: &mut PassEnv<'_>,
+) -> Result<(), Diagnostic> {
+    if let Some(axis) = option.iter().flat_map(|s| &s.axes).find(|a| machine.mesh().axis_index(a).is_err()) {
+        let message = format!("teg-shard: option plan: the mesh of this graph has no axis '{axis}'");
+        return Err(Diagnostic::error(ctx.body.op(graph).loc, message));
+    }
+    let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+    for op in ops {
+        if ctx.op_attr(op, SHARD_ATTR).is_some() || matches!(decode(ctx, op), Ok(OpKind::Io(Io::Sink { .. }))) {
+            continue;
+        }
+        let Some(maps) = index_maps_of(ctx, op) else { continue };
+        let fits = placement(option, &maps.index, machine, true).and_then(|p| {
+            let is_source = matches!(decode(ctx, op), Ok(OpKind::Io(Io::Source { .. })));
+            if !is_source && !p.plan.used().is_empty() {
+                check_splittable(ctx, op, &maps, &p.plan)?;
+            }
+            Ok(p)
+        });
+        match fits {
+            Ok(p) if p.plan.used().is_empty() => {}
+            Ok(p) => set_placement(ctx, op, &p, &maps.index, machine),
+            Err(m) => {
+                let message = format!("teg-shard: the plan option leaves '{}' whole: {m}", ctx.op_name(op));
+                env.remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `teg.matmul {b = x, k = y}`: the op's name and plan.

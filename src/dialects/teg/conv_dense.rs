@@ -1,0 +1,207 @@
+//! Dense strided views for strided and dilated convolutions (the pattern `teg-conv-dense` applies): the
+//! whitepaper's rewrite of a sparse strided convolution into dense convolutions over strided slices of its input,
+//! fused back by interleaving their results.
+//!
+//! Along one spatial dimension, a convolution with stride `s`, dilation `d`, padding `p` and a kernel of `K` taps
+//! reads padded rows `o·s + r·d`. With `g = gcd(s, d)` (`d` taken as `s` when `K = 1`, where it does not matter),
+//! every row read is a multiple of `g`: the input becomes `slice(pad(x), step g)` and the convolution stride
+//! `s/g`, dilation `d/g`. When `d' = d/g` is still above 1, output rows `o ≡ q (mod d')` read only the rows
+//! `q·s' + d'·m`: the slice from `q·s'` with step `d'` convolved densely (dilation 1, stride `s'`) gives them, and
+//! `teg.interleave` puts the `d'` phases back in order (a short phase padded by one row, the result sliced to its
+//! extent). No shard of the result then reads a row no window uses, and sharding a phase splits dense windows.
+//! A kernel shorter than its stride with dilation 1 (`K < s`, `gcd = 1`) is left as it is.
+
+use super::ops::{decode, Conv2d, OpKind};
+use super::tensor_type::{as_tensor, tensor_type, TensorType};
+use crate::ir::builder::OpState;
+use crate::ir::rewrite::{RewritePattern, Rewriter};
+use crate::ir::types::FloatKind;
+use crate::ir::{Attr, AttrId, OpId, ValueId};
+
+/// A `teg.conv2d` with a spatial dimension that reads rows no window uses → dense convolutions over strided views.
+pub struct DenseConv;
+
+impl RewritePattern for DenseConv {
+    fn name(&self) -> &'static str {
+        "DenseConv"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        Some("teg.conv2d")
+    }
+
+    fn match_and_rewrite(&self, op: OpId, rw: &mut Rewriter<'_>) -> bool {
+        let Ok(OpKind::Conv2d(conv)) = decode(rw, op) else { return false };
+        let (x, k) = (rw.body.operand(op, 0), rw.body.operand(op, 1));
+        let y = rw.body.results(op).next().expect("one result");
+        let (Some(xt), Some(kt), Some(yt)) = (tensor(rw, x), tensor(rw, k), tensor(rw, y)) else { return false };
+        let Some(axis) = (0..2).find(|&i| effective_dilation(&conv, &kt, i) > 1) else { return false };
+        let value = Dense { op, conv, kernel: k, axis, dim: xt.dims[2 + axis].0.clone() }.build(rw, x, &yt);
+        rw.replace_op(op, &[value]);
+        true
+    }
+}
+
+/// The dilation that matters along spatial `axis`: the stride when the kernel has one tap, where any dilation
+/// reads the same rows.
+fn effective_dilation(conv: &Conv2d, kernel: &TensorType, axis: usize) -> i64 {
+    match kernel.dims[2 + axis].1 {
+        1 => conv.strides[axis],
+        _ => conv.dilations[axis],
+    }
+}
+
+fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+fn tensor(rw: &Rewriter<'_>, v: ValueId) -> Option<TensorType> {
+    as_tensor(rw, rw.body.value_type(v)).cloned()
+}
+
+/// The rewrite of one convolution along one spatial axis.
+struct Dense {
+    op: OpId,
+    conv: Conv2d,
+    kernel: ValueId,
+    axis: usize,
+    /// The name of the input's (and output's) dimension along `axis`.
+    dim: String,
+}
+
+impl Dense {
+    /// The dense form of the convolution, of type `yt`.
+    fn build(&self, rw: &mut Rewriter<'_>, x: ValueId, yt: &TensorType) -> ValueId {
+        let i = self.axis;
+        let (s, p) = (self.conv.strides[i], self.conv.padding[i]);
+        let d = effective_dilation(&self.conv, &tensor(rw, self.kernel).expect("a tensor"), i);
+        let g = gcd(s, d);
+        let (s1, d1) = (s / g, d / g);
+        let out = yt.dims[2 + i].1;
+        let mut v = x;
+        if p > 0 {
+            v = self.pad(rw, v, p as u64, p as u64);
+        }
+        if g > 1 {
+            v = self.slice(rw, v, 0, g, None);
+        }
+        if d1 == 1 {
+            let y = self.dense_conv(rw, v, s1);
+            return self.fit(rw, y, out);
+        }
+        let phases = (d1 as u64).min(out);
+        let longest = out.div_ceil(d1 as u64);
+        let mut parts = Vec::with_capacity(phases as usize);
+        for q in 0..phases {
+            let xq = self.slice(rw, v, q as i64 * s1, d1, None);
+            let yq = self.dense_conv(rw, xq, s1);
+            let count = (out - q).div_ceil(d1 as u64);
+            let yq = self.fit(rw, yq, count);
+            parts.push(if count < longest { self.pad(rw, yq, 0, longest - count) } else { yq });
+        }
+        let joined = self.interleave(rw, &parts);
+        self.fit(rw, joined, out)
+    }
+
+    /// `v` cut to its first `extent` cells along the axis (itself when it has that many).
+    fn fit(&self, rw: &mut Rewriter<'_>, v: ValueId, extent: u64) -> ValueId {
+        let have = self.extent(rw, v);
+        if have == extent {
+            return v;
+        }
+        self.slice(rw, v, 0, 1, Some(extent))
+    }
+
+    fn extent(&self, rw: &Rewriter<'_>, v: ValueId) -> u64 {
+        let t = tensor(rw, v).expect("a tensor");
+        t.dims.iter().find(|d| d.0 == self.dim).expect("the axis").1
+    }
+
+    /// The convolution on `x` with stride `stride`, dilation 1 and no padding along the axis; the other axis, the
+    /// kernel and the op's attributes as they were.
+    fn dense_conv(&self, rw: &mut Rewriter<'_>, x: ValueId, stride: i64) -> ValueId {
+        let mut conv = self.conv.clone();
+        (conv.strides[self.axis], conv.dilations[self.axis], conv.padding[self.axis]) = (stride, 1, 0);
+        let (xt, kt) = (tensor(rw, x).expect("a tensor"), tensor(rw, self.kernel).expect("a tensor"));
+        let yt = crate::dialects::teg::ops::OpFamily::result_type(&conv, &[&xt, &kt], &xt).expect("windows fit");
+        let ints = |rw: &mut Rewriter<'_>, v: [i64; 2]| int_array(rw, &v);
+        let (strides, dilations, padding) = (ints(rw, conv.strides), ints(rw, conv.dilations), ints(rw, conv.padding));
+        let attrs = rw.body.op(self.op).attrs;
+        let mut state = self.state(rw, "teg.conv2d", &[x, self.kernel], yt);
+        state.attrs = rw.dict_entries(attrs).to_vec();
+        let state = state.prop(rw.interners(), "strides", strides).prop(rw.interners(), "dilations", dilations).prop(
+            rw.interners(),
+            "padding",
+            padding,
+        );
+        rw.create_value(state)
+    }
+
+    /// `v` sliced along the axis from `start` with `step`, `count` cells (all that fit when `None`).
+    fn slice(&self, rw: &mut Rewriter<'_>, v: ValueId, start: i64, step: i64, count: Option<u64>) -> ValueId {
+        let n = self.extent(rw, v) as i64;
+        let count = count.unwrap_or(((n - start) as u64).div_ceil(step as u64));
+        let stop = if count == 0 { start } else { start + (count as i64 - 1) * step + 1 };
+        let t = self.resized(rw, v, count);
+        let props = [("start", start), ("stop", stop), ("step", step)];
+        let mut state = self.state(rw, "teg.slice", &[v], t);
+        state = self.dim_prop(rw, state);
+        for (name, value) in props {
+            let i64t = rw.interners().int_type(64);
+            let value = rw.interners().int_attr(value as i128, i64t);
+            state = state.prop(rw.interners(), name, value);
+        }
+        rw.create_value(state)
+    }
+
+    /// `v` with `low` and `high` zeros added along the axis.
+    fn pad(&self, rw: &mut Rewriter<'_>, v: ValueId, low: u64, high: u64) -> ValueId {
+        let t = self.resized(rw, v, self.extent(rw, v) + low + high);
+        let mut state = self.state(rw, "teg.pad", &[v], t);
+        state = self.dim_prop(rw, state);
+        let i64t = rw.interners().int_type(64);
+        let f64t = rw.interners().float_type(FloatKind::F64);
+        let (lo, hi) = (rw.interners().int_attr(low as i128, i64t), rw.interners().int_attr(high as i128, i64t));
+        let mode = rw.interners().string_attr("constant");
+        let zero = rw.interners().attr(Attr::Float { bits: 0f64.to_bits(), ty: f64t });
+        for (name, value) in [("low", lo), ("high", hi), ("mode", mode), ("value", zero)] {
+            state = state.prop(rw.interners(), name, value);
+        }
+        rw.create_value(state)
+    }
+
+    /// The `parts` (equal shapes) alternating along the axis.
+    fn interleave(&self, rw: &mut Rewriter<'_>, parts: &[ValueId]) -> ValueId {
+        let t = self.resized(rw, parts[0], self.extent(rw, parts[0]) * parts.len() as u64);
+        let state = self.state(rw, "teg.interleave", parts, t);
+        let state = self.dim_prop(rw, state);
+        rw.create_value(state)
+    }
+
+    /// `v`'s type with `extent` cells along the axis.
+    fn resized(&self, rw: &Rewriter<'_>, v: ValueId, extent: u64) -> TensorType {
+        let mut t = tensor(rw, v).expect("a tensor");
+        t.dims.iter_mut().find(|d| d.0 == self.dim).expect("the axis").1 = extent;
+        t
+    }
+
+    fn state(&self, rw: &mut Rewriter<'_>, name: &str, operands: &[ValueId], result: TensorType) -> OpState {
+        let loc = rw.body.op(self.op).loc;
+        let ty = tensor_type(rw.interners(), result);
+        OpState::new(rw.interners(), name, loc).operands(operands).results(&[ty])
+    }
+
+    fn dim_prop(&self, rw: &mut Rewriter<'_>, state: OpState) -> OpState {
+        let dim = rw.interners().string_attr(&self.dim);
+        state.prop(rw.interners(), "dim", dim)
+    }
+}
+
+fn int_array(rw: &mut Rewriter<'_>, values: &[i64]) -> AttrId {
+    let i64t = rw.interners().int_type(64);
+    let items: Vec<AttrId> = values.iter().map(|&v| rw.interners().int_attr(v as i128, i64t)).collect();
+    rw.interners().attr(Attr::Array(items.into()))
+}
