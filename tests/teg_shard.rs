@@ -115,6 +115,17 @@ fn sharded_outputs(
     choice: &dyn Fn(usize, usize) -> Option<Plan>,
     cuts: Option<&[u64]>,
 ) -> IndexMap<String, Array> {
+    planned_outputs(text, name, choice, cuts, "builtin.module(teg-shard)")
+}
+
+/// The outputs of `text` with the plans of [`sharded_outputs`], after `pipeline`.
+fn planned_outputs(
+    text: &str,
+    name: &str,
+    choice: &dyn Fn(usize, usize) -> Option<Plan>,
+    cuts: Option<&[u64]>,
+    pipeline: &str,
+) -> IndexMap<String, Array> {
     let mut ctx = tapestry::context();
     let module = tapestry::parse_and_verify(&mut ctx, "g.tap", text).unwrap();
     let graph = find_graph(&ctx, module, name).unwrap();
@@ -140,7 +151,7 @@ fn sharded_outputs(
         }
     }
     let values = inputs(&ctx, graph);
-    tapestry::run_pipeline(&mut ctx, module, "builtin.module(teg-shard)").unwrap_or_else(|d| panic!("{d:?}"));
+    tapestry::run_pipeline(&mut ctx, module, pipeline).unwrap_or_else(|d| panic!("{d:?}"));
     let diags = tapestry::ir::verify::verify(&ctx, module, Default::default());
     assert!(diags.is_empty(), "{diags:?}");
     evaluate(&ctx, graph, &values).unwrap()
@@ -148,6 +159,16 @@ fn sharded_outputs(
 
 fn reference(text: &str, name: &str) -> IndexMap<String, Array> {
     sharded_outputs(text, name, &|_, _| None, None)
+}
+
+/// The positions of the sources among the ops [`sharded_outputs`] plans (graph `@g`).
+fn sources_of(text: &str) -> Vec<usize> {
+    let mut ctx = tapestry::context();
+    let module = tapestry::parse_and_verify(&mut ctx, "g.tap", text).unwrap();
+    let graph = find_graph(&ctx, module, "g").unwrap();
+    let skip = ["teg.sink", "teg.sequence_point", "teg.graph"];
+    let ops = tapestry::ir::walk::preorder(&ctx.body, graph).into_iter().filter(|&op| !skip.contains(&ctx.op_name(op)));
+    ops.enumerate().filter(|(_, op)| ctx.op_name(*op) == "teg.source").map(|(k, _)| k).collect()
 }
 
 fn ops_of(text: &str, name: &str) -> usize {
@@ -402,6 +423,27 @@ proptest! {
         };
         let got = sharded_outputs(&text, "g", &choice, cuts.as_deref());
         prop_assert_eq!(got, want, "{}", text);
+    }
+
+    /// The same graphs with random plans on the sources only, propagated to the other ops by
+    /// `teg-propagate-shard`, then split.
+    #[test]
+    fn random_graphs_keep_values_through_propagation(
+        b in 1u64..7,
+        d0 in 1u64..6,
+        steps in proptest::collection::vec(step(), 1..5),
+        conv in proptest::option::of((1u64..3, 1u64..3, 0u64..2)),
+        picks in proptest::collection::vec(0usize..1000, 8),
+    ) {
+        let text = random_graph(2, 2, b, d0, &steps, conv);
+        let want = run(&text, None);
+        let sources = sources_of(&text);
+        let choice = |k: usize, dims: usize| {
+            let all = plans(dims);
+            sources.contains(&k).then(|| all[picks[k % picks.len()] % all.len()].clone())
+        };
+        let pipeline = "builtin.module(teg-propagate-shard, teg-shard)";
+        prop_assert_eq!(planned_outputs(&text, "g", &choice, None, pipeline), want, "{}", text);
     }
 
     /// On inputs whose sums are not exact in f32 (multiples of 0.1), the split graph agrees within a relative

@@ -22,6 +22,7 @@ pub mod teg_fuse_linear;
 pub mod teg_print_dims;
 pub mod teg_print_dot;
 pub mod teg_print_transfers;
+pub mod teg_propagate_shard;
 pub mod teg_prune;
 pub mod teg_shard;
 pub mod test_convert_pairs;
@@ -61,6 +62,7 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(teg_prune::ENTRY);
     registry.register_pass(teg_fuse_linear::ENTRY);
     registry.register_pass(teg_conv_dense::ENTRY);
+    registry.register_pass(teg_propagate_shard::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(teg_shard::ENTRY);
     registry.register_pass(teg_print_dot::ENTRY);

@@ -5,8 +5,8 @@
 //! Round 0 is a greedy plan (each op in order takes the strategy cheapest with what its producers chose) improved
 //! by descent; the next rounds re-solve windows of neighbouring ops exactly, sweeping along the graph. Every later
 //! round takes a parent from the frontier (or the best so far), applies a mutator (give one
-//! op a random strategy; give an op and a neighbour random strategies; make a consumer take what its producer
-//! gives), then descends: each op in turn takes the strategy of least local cost with its neighbours fixed, until
+//! op a random strategy; give an op and a neighbour random strategies; propagate an op's plan along the index maps
+//! to every op it reaches, as [`super::propagate`]; make a consumer take what its producer gives), then descends: each op in turn takes the strategy of least local cost with its neighbours fixed, until
 //! nothing changes. The local cost weighs memory by a factor drawn per round from a ladder (0 and powers of 4
 //! around the ratio of the seed's time to its memory), so rounds explore the whole trade-off. Each round's result
 //! is offered to the frontier; the best is the feasible point (within the memory limit) of least objective.
@@ -17,6 +17,8 @@
 use super::evaluate::{evaluate, Costs};
 use super::pareto::Frontier;
 use super::problem::Problem;
+use super::propagate::propagate;
+use super::spec::Plan;
 use super::strategies::Strategies;
 use super::tables::Tables;
 use crate::machine::Machine;
@@ -271,7 +273,7 @@ impl<'a> State<'a> {
     fn mutate(&mut self, choice: &mut [usize]) -> usize {
         let n = choice.len();
         let k = self.rng.below(n);
-        match self.rng.below(3) {
+        match self.rng.below(4) {
             0 => choice[k] = self.rng.below(self.tables.counts[k]),
             1 => {
                 choice[k] = self.rng.below(self.tables.counts[k]);
@@ -281,6 +283,7 @@ impl<'a> State<'a> {
                     choice[other] = self.rng.below(self.tables.counts[other]);
                 }
             }
+            2 => self.spread(choice, k),
             _ => {
                 // A consumer takes a strategy that needs exactly what its producer gives (no reshard), if any.
                 let Some(&e) = self.pick(&self.tables.incident[k].clone()) else { return k };
@@ -294,6 +297,20 @@ impl<'a> State<'a> {
             }
         }
         k
+    }
+
+    /// Sharding propagation from op `k`: its plan (and the pins) spread along the index maps to every op they
+    /// reach, each taking the strategy of the plan propagated to it when it has one.
+    fn spread(&self, choice: &mut [usize], k: usize) {
+        let mut plans: Vec<Option<Plan>> = self.problem.ops().iter().map(|op| op.pinned.clone()).collect();
+        plans[k] = Some(self.strategies.0[k][choice[k]].plan.clone());
+        propagate(self.problem, self.machine, &mut plans);
+        for (j, plan) in plans.iter().enumerate() {
+            let Some(plan) = plan else { continue };
+            if let Some(s) = self.strategies.0[j].iter().position(|s| &s.plan == plan) {
+                choice[j] = s;
+            }
+        }
     }
 
     fn pick<'v, T>(&mut self, items: &'v [T]) -> Option<&'v T> {

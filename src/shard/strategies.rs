@@ -132,15 +132,8 @@ fn moves(ipf: &Ipf, i: usize) -> bool {
 /// partial results of its split reductions.
 fn strategies(problem: &Problem, op: &Op, plan: Plan, machine: &Machine) -> Vec<Strategy> {
     let mesh = machine.mesh();
-    if plan.rank() != op.index.len() || plan.0.iter().zip(&op.index).any(|(s, d)| s.parts(mesh) > d.1.max(1)) {
+    if !fits(op, &plan, machine) {
         return Vec::new();
-    }
-    let mut seen = AxisSet::EMPTY;
-    for s in &plan.0 {
-        if seen.meets(*s) {
-            return Vec::new();
-        }
-        seen = seen.union(*s);
     }
     let Some(inputs) = op.inputs.iter().map(|(_, ipf)| spec_through(ipf, &plan)).collect::<Option<Vec<_>>>() else {
         return Vec::new();
@@ -176,6 +169,31 @@ fn strategies(problem: &Problem, op: &Op, plan: Plan, machine: &Machine) -> Vec<
         .collect()
 }
 
+/// Whether `plan` fits `op`: one axis set per index dimension, none split into more parts than its extent, no axis
+/// on two dimensions.
+fn fits(op: &Op, plan: &Plan, machine: &Machine) -> bool {
+    let mesh = machine.mesh();
+    if plan.rank() != op.index.len() || plan.0.iter().zip(&op.index).any(|(s, d)| s.parts(mesh) > d.1.max(1)) {
+        return false;
+    }
+    let mut seen = AxisSet::EMPTY;
+    for s in &plan.0 {
+        if seen.meets(*s) {
+            return false;
+        }
+        seen = seen.union(*s);
+    }
+    true
+}
+
+/// Whether `op` may take `plan` as a candidate of its own: it fits, splits only dimensions worth splitting (that
+/// move the output or are reduced), and no axis splits two dimensions of a tensor it reads or writes.
+pub(super) fn valid(op: &Op, plan: &Plan, machine: &Machine) -> bool {
+    let worth = plan.0.iter().enumerate().all(|(i, s)| s.is_empty() || splittable(op, i));
+    let tensors = op.inputs.iter().chain(op.output.iter()).all(|(_, ipf)| spec_through(ipf, plan).is_some());
+    fits(op, plan, machine) && worth && tensors
+}
+
 /// Every spec a partial spec may be combined into: each partial axis either all-reduced (the tensor ends
 /// replicated along it) or reduce-scattered onto one tensor dimension it still fits.
 fn finished(partial: &TensorSpec, shape: &[u64], mesh: &crate::machine::Mesh) -> Vec<TensorSpec> {
@@ -200,7 +218,7 @@ fn finished(partial: &TensorSpec, shape: &[u64], mesh: &crate::machine::Mesh) ->
 
 /// The spec of the tensor an IPF reads or writes under `plan`: each tensor dimension is split over the axes of
 /// the index dimensions that move it; `None` if one axis would split two tensor dimensions.
-fn spec_through(ipf: &Ipf, plan: &Plan) -> Option<TensorSpec> {
+pub(super) fn spec_through(ipf: &Ipf, plan: &Plan) -> Option<TensorSpec> {
     let mut spec = TensorSpec::replicated(ipf.map().outputs());
     let mut seen = AxisSet::EMPTY;
     for (j, dim) in spec.dims.iter_mut().enumerate() {
