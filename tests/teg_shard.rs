@@ -2,6 +2,8 @@
 //! every plan of each op alone and many random joint plans on a 2 × 2 mesh (even and uneven splits), the reference
 //! evaluator gives the same outputs before and after the rewrite. Inputs are small integers in f32, so sums are
 //! exact in any order and the comparison is exact; one property test uses multiples of 0.1 and a stated tolerance.
+//! The same plans also run through `teg-keep-partial` (partial sums kept across adds, subs and negs), and random
+//! plans of the sources through `teg-propagate-shard`.
 
 use proptest::prelude::*;
 use tapestry::array::{Array, Data};
@@ -42,7 +44,28 @@ const GRAPHS: &[(&str, &str)] = &[
   teg.sequence_point %s : !teg.token
 }"#,
     ),
+    (
+        "residual",
+        r#"teg.graph @residual attributes {teg.mesh = {axes = ["x", "y"], shape = [2, 2]}} {
+  %x1 = teg.source @x1 : !teg.tensor<[b=4, k=6] x f32>
+  %x2 = teg.source @x2 : !teg.tensor<[b=4, k=6] x f32>
+  %w1 = teg.source @w1 : !teg.tensor<[k=6, n=3] x f32>
+  %w2 = teg.source @w2 : !teg.tensor<[k=6, n=3] x f32>
+  %p = teg.matmul %x1, %w1 : !teg.tensor<[b=4, k=6] x f32>, !teg.tensor<[k=6, n=3] x f32>
+  %q = teg.matmul %x2, %w2 : !teg.tensor<[b=4, k=6] x f32>, !teg.tensor<[k=6, n=3] x f32>
+  %d = teg.sub %p, %q
+  %n = teg.neg %d
+  %s = teg.add %n, %p
+  %f = teg.full 2.0 : !teg.tensor<[b=4, n=3] x f32>
+  %m = teg.mul %s, %f
+  %o = teg.sink @y %m : !teg.tensor<[b=4, n=3] x f32> -> !teg.token
+  teg.sequence_point %o : !teg.token
+}"#,
+    ),
 ];
+
+/// Keeps partial results across linear ops after splitting.
+const KEEP_PARTIAL: &str = "builtin.module(teg-shard, teg-keep-partial, cse)";
 
 /// Small integers, different per input and cell.
 fn inputs(ctx: &Context, graph: OpId) -> IndexMap<String, Array> {
@@ -185,16 +208,13 @@ fn every_plan_of_each_op_alone_keeps_values() {
         let want = reference(text, name);
         for op in 0..ops_of(text, name) {
             for (p, _) in plans(4).iter().enumerate() {
-                let got = sharded_outputs(
-                    text,
-                    name,
-                    &|k, dims| {
-                        let all = plans(dims);
-                        (k == op && p < all.len()).then(|| all[p].clone())
-                    },
-                    None,
-                );
-                assert_eq!(got, want, "{name}: op {op}, plan {p}");
+                let choice = |k: usize, dims: usize| {
+                    let all = plans(dims);
+                    (k == op && p < all.len()).then(|| all[p].clone())
+                };
+                assert_eq!(sharded_outputs(text, name, &choice, None), want, "{name}: op {op}, plan {p}");
+                let kept = planned_outputs(text, name, &choice, None, KEEP_PARTIAL);
+                assert_eq!(kept, want, "{name}: partials kept, op {op}, plan {p}");
             }
         }
     }
@@ -219,6 +239,8 @@ fn random_joint_plans_keep_values() {
             };
             assert_eq!(sharded_outputs(text, name, &choice, None), want, "{name}: plans {picks:?}");
             assert_eq!(sharded_outputs(text, name, &choice, Some(&picks)), want, "{name}: uneven {picks:?}");
+            let kept = planned_outputs(text, name, &choice, None, KEEP_PARTIAL);
+            assert_eq!(kept, want, "{name}: partials kept, plans {picks:?}");
         }
     }
 }
@@ -385,7 +407,8 @@ proptest! {
     /// Random graphs (matmul, matmul + bias + relu and linear + relu stacks, einsums with a permute, slices,
     /// reverses, a column selected and broadcast back, max-subtract reductions, a strided and dilated convolution
     /// and a "same" one) on 2 × 2 and 3 × 1 meshes: the plans `teg-auto-shard` picks for a random seed, carried out
-    /// by `teg-shard` (after `teg-conv-dense` or not), give exactly the values of the graph as written.
+    /// by `teg-shard` (after `teg-conv-dense` or not, followed by `teg-keep-partial` or not), give exactly the
+    /// values of the graph as written.
     #[test]
     fn random_graphs_keep_values_through_auto_shard(
         mesh in prop_oneof![Just((2u64, 2u64)), Just((3, 1))],
@@ -395,12 +418,14 @@ proptest! {
         conv in proptest::option::of((1u64..3, 1u64..3, 0u64..2)),
         seed in 0u64..1000,
         dense in any::<bool>(),
+        keep in any::<bool>(),
     ) {
         let text = random_graph(mesh.0, mesh.1, b, d0, &steps, conv);
         let want = run(&text, None);
         let first = if dense { "teg-conv-dense, " } else { "" };
-        let pipeline =
-            format!("builtin.module({first}teg-auto-shard{{seed={seed} max-rounds=4 budget-ms=600000}}, teg-shard)");
+        let last = if keep { ", teg-keep-partial, cse" } else { "" };
+        let search = format!("teg-auto-shard{{seed={seed} max-rounds=4 budget-ms=600000}}");
+        let pipeline = format!("builtin.module({first}{search}, teg-shard{last})");
         prop_assert_eq!(run(&text, Some(&pipeline)), want, "{}", text);
     }
 

@@ -19,6 +19,7 @@ pub mod teg_auto_shard;
 pub mod teg_conv_dense;
 pub mod teg_cost;
 pub mod teg_fuse_linear;
+pub mod teg_keep_partial;
 pub mod teg_print_dims;
 pub mod teg_print_dot;
 pub mod teg_print_transfers;
@@ -63,6 +64,7 @@ pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pass(teg_fuse_linear::ENTRY);
     registry.register_pass(teg_conv_dense::ENTRY);
     registry.register_pass(teg_propagate_shard::ENTRY);
+    registry.register_pass(teg_keep_partial::ENTRY);
     registry.register_pass(teg_print_dims::ENTRY);
     registry.register_pass(teg_shard::ENTRY);
     registry.register_pass(teg_print_dot::ENTRY);

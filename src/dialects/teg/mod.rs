@@ -8,6 +8,7 @@ pub mod device_costs;
 pub mod eval;
 pub mod fuse_linear;
 pub mod interfaces;
+pub mod keep_partial;
 pub mod ops;
 pub mod patterns;
 pub mod shard_plan;

@@ -242,11 +242,12 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
             }
             _ => {}
         }
-        // Piecewise views, generators and user blocks depend on their shapes: `teg-shard` cannot split them
-        // yet, so the search does not either.
+        // Piecewise views, coordinate-dependent generators and user blocks depend on their shapes: `teg-shard`
+        // cannot split them yet, so the search does not either.
         let splittable = match &kind {
             OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) | OpKind::Reduce(_) | OpKind::Io(_) => true,
             OpKind::View(v) => v.splits_by_box(),
+            OpKind::Generate(g) => g.is_constant(),
             _ => false,
         };
         let whole = !splittable

@@ -26,7 +26,8 @@
 //! Plans come from each op's `teg.shard` (explicit part sizes included) or, for ops without one, from the `plan`
 //! option (`batch:x,d1:y`; see `dialects::teg::shard_plan`), written on each op it fits before anything is split.
 //!
-//! This version splits elementwise ops, contractions, convolutions, reductions and strided views. A plan that
+//! This version splits elementwise ops, contractions, convolutions, reductions, strided views and constant
+//! generators (`zeros`, `ones`, `full`: each shard is the generator of its box). A plan that
 //! splits any other op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error
 //! at the op; ops without a plan (or with one that splits nothing) are left alone.
 
@@ -380,9 +381,10 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
             }
         }
         OpKind::Reduce(_) => {}
+        OpKind::Generate(g) if g.is_constant() => {}
         _ => {
             return Err(format!(
-                "cannot split '{name}' yet (elementwise ops, contractions, convolutions, reductions and strided views only)"
+                "cannot split '{name}' yet (elementwise ops, contractions, convolutions, reductions, strided views and constant generators only)"
             ))
         }
     }

@@ -34,6 +34,13 @@ pub enum Generator {
     Index,
 }
 
+impl Generator {
+    /// Whether every cell holds the same value (any box of it is the same generator over that box).
+    pub fn is_constant(&self) -> bool {
+        matches!(self, Generator::Zeros | Generator::Ones | Generator::Full(_))
+    }
+}
+
 impl From<Generator> for OpKind {
     fn from(g: Generator) -> OpKind {
         OpKind::Generate(g)
