@@ -8,8 +8,9 @@
 //! `s/g`, dilation `d/g`. When `d' = d/g` is still above 1, output rows `o ≡ q (mod d')` read only the rows
 //! `q·s' + d'·m`: the slice from `q·s'` with step `d'` convolved densely (dilation 1, stride `s'`) gives them, and
 //! `teg.interleave` puts the `d'` phases back in order (a short phase padded by one row, the result sliced to its
-//! extent). No shard of the result then reads a row no window uses, and sharding a phase splits dense windows.
-//! A kernel shorter than its stride with dilation 1 (`K < s`, `gcd = 1`) is left as it is.
+//! extent). A window shorter than its stride (dilation 1, `s' > K`) reads the rows `o·s' + r`, `r < K`: the `K`
+//! slices from `r` with step `s'` interleaved gather exactly those rows, and a convolution with stride `K` reads
+//! them densely. No shard of the result then reads a row no window uses.
 
 use super::ops::{decode, Conv2d, OpKind};
 use super::tensor_type::{as_tensor, tensor_type, TensorType};
@@ -35,11 +36,17 @@ impl RewritePattern for DenseConv {
         let (x, k) = (rw.body.operand(op, 0), rw.body.operand(op, 1));
         let y = rw.body.results(op).next().expect("one result");
         let (Some(xt), Some(kt), Some(yt)) = (tensor(rw, x), tensor(rw, k), tensor(rw, y)) else { return false };
-        let Some(axis) = (0..2).find(|&i| effective_dilation(&conv, &kt, i) > 1) else { return false };
+        let Some(axis) = (0..2).find(|&i| wasteful(&conv, &kt, i)) else { return false };
         let value = Dense { op, conv, kernel: k, axis, dim: xt.dims[2 + axis].0.clone() }.build(rw, x, &yt);
         rw.replace_op(op, &[value]);
         true
     }
+}
+
+/// Whether windows along spatial `axis` skip rows: taps spread apart, or a stride longer than the window.
+fn wasteful(conv: &Conv2d, kernel: &TensorType, axis: usize) -> bool {
+    let taps = kernel.dims[2 + axis].1 as i64;
+    effective_dilation(conv, kernel, axis) > 1 || (conv.dilations[axis] == 1 && conv.strides[axis] > taps)
 }
 
 /// The dilation that matters along spatial `axis`: the stride when the kernel has one tap, where any dilation
@@ -88,6 +95,10 @@ impl Dense {
         if g > 1 {
             v = self.slice(rw, v, 0, g, None);
         }
+        let taps = tensor(rw, self.kernel).expect("a tensor").dims[2 + i].1;
+        if d1 == 1 && s1 > taps as i64 {
+            return self.gather(rw, v, s1, taps, out);
+        }
         if d1 == 1 {
             let y = self.dense_conv(rw, v, s1);
             return self.fit(rw, y, out);
@@ -104,6 +115,16 @@ impl Dense {
         }
         let joined = self.interleave(rw, &parts);
         self.fit(rw, joined, out)
+    }
+
+    /// A window of `taps` rows moving by `stride > taps` over `v`, `out` windows: the rows the windows read,
+    /// gathered by interleaving `taps` slices with step `stride` (window `o`'s rows become `o·taps … o·taps +
+    /// taps − 1`), convolved with stride `taps`.
+    fn gather(&self, rw: &mut Rewriter<'_>, v: ValueId, stride: i64, taps: u64, out: u64) -> ValueId {
+        let rows: Vec<ValueId> = (0..taps).map(|r| self.slice(rw, v, r as i64, stride, Some(out))).collect();
+        let joined = self.interleave(rw, &rows);
+        let y = self.dense_conv(rw, joined, taps as i64);
+        self.fit(rw, y, out)
     }
 
     /// `v` cut to its first `extent` cells along the axis (itself when it has that many).
