@@ -19,6 +19,10 @@ use crate::ir::rewrite::{RewritePattern, Rewriter};
 use crate::ir::types::FloatKind;
 use crate::ir::{Attr, AttrId, OpId, ValueId};
 
+/// Most convolutions one axis of a convolution becomes (its phases, or the slices a gather interleaves); an axis
+/// that would need more is left as it is (the rewrite is an optimization, and this bounds the ops it adds).
+pub const MAX_PHASES: u64 = 64;
+
 /// A `teg.conv2d` with a spatial dimension that reads rows no window uses → dense convolutions over strided views.
 pub struct DenseConv;
 
@@ -36,7 +40,9 @@ impl RewritePattern for DenseConv {
         let (x, k) = (rw.body.operand(op, 0), rw.body.operand(op, 1));
         let y = rw.body.results(op).next().expect("one result");
         let (Some(xt), Some(kt), Some(yt)) = (tensor(rw, x), tensor(rw, k), tensor(rw, y)) else { return false };
-        let Some(axis) = (0..2).find(|&i| wasteful(&conv, &kt, i)) else { return false };
+        let Some(axis) = (0..2).find(|&i| wasteful(&conv, &kt, i) && parts(&conv, &kt, &yt, i) <= MAX_PHASES) else {
+            return false;
+        };
         let value = Dense { op, conv, kernel: k, axis, dim: xt.dims[2 + axis].0.clone() }.build(rw, x, &yt);
         rw.replace_op(op, &[value]);
         true
@@ -47,6 +53,18 @@ impl RewritePattern for DenseConv {
 fn wasteful(conv: &Conv2d, kernel: &TensorType, axis: usize) -> bool {
     let taps = kernel.dims[2 + axis].1 as i64;
     effective_dilation(conv, kernel, axis) > 1 || (conv.dilations[axis] == 1 && conv.strides[axis] > taps)
+}
+
+/// How many convolutions (phases) or gathered slices the rewrite of `axis` makes.
+fn parts(conv: &Conv2d, kernel: &TensorType, result: &TensorType, axis: usize) -> u64 {
+    let d = effective_dilation(conv, kernel, axis);
+    let g = gcd(conv.strides[axis], d);
+    let (s1, d1, taps) = (conv.strides[axis] / g, d / g, kernel.dims[2 + axis].1);
+    match d1 {
+        1 if s1 > taps as i64 => taps,
+        1 => 1,
+        _ => (d1 as u64).min(result.dims[2 + axis].1),
+    }
 }
 
 /// The dilation that matters along spatial `axis`: the stride when the kernel has one tap, where any dilation
