@@ -11,6 +11,7 @@ pub mod layout_print;
 pub mod manager;
 pub mod options;
 pub mod pass;
+pub mod pattern_pass;
 pub mod pipeline;
 pub mod reconcile_unrealized_casts;
 pub mod registry;

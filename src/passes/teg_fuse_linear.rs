@@ -3,14 +3,18 @@
 //! `teg-shard` applies to a linear whose summed dimension is split). The rewrite is the dialect's `FuseLinear`
 //! pattern, applied by the greedy driver.
 
-use super::pass::{Changed, Pass, PassEnv, PassInfo};
+use super::pass::PassInfo;
+use super::pattern_pass::PatternPass;
 use super::registry::PassEntry;
 use crate::dialects::teg::fuse_linear::FuseLinear;
-use crate::ir::rewrite::{apply_patterns_greedily, GreedyConfig, RewritePattern};
-use crate::ir::{Context, Diagnostic, OpId};
 
 /// The registration of `teg-fuse-linear`.
-pub const ENTRY: PassEntry = PassEntry { info: &INFO, create: |_| Box::new(Fuse) };
+pub const ENTRY: PassEntry = PassEntry {
+    info: &INFO,
+    create: |_| Box::new(PatternPass { info: &INFO, patterns: &[&FuseLinear], counter: COUNTER }),
+};
+
+const COUNTER: &str = "num-fused";
 
 static INFO: PassInfo = PassInfo {
     argument: "teg-fuse-linear",
@@ -18,20 +22,5 @@ static INFO: PassInfo = PassInfo {
     description: "Fuse a matmul and the add of a bias into teg.linear when the summed dimension is not split",
     anchor: None,
     options: &[],
-    statistics: &[("num-fused", "Linears made")],
+    statistics: &[(COUNTER, "Linears made")],
 };
-
-struct Fuse;
-
-impl Pass for Fuse {
-    fn info(&self) -> &'static PassInfo {
-        &INFO
-    }
-
-    fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
-        let patterns: [&dyn RewritePattern; 1] = [&FuseLinear];
-        let outcome = apply_patterns_greedily(ctx, root, &patterns, GreedyConfig::default());
-        env.stats.add("num-fused", outcome.rewrites);
-        Ok(if outcome.changed() { Changed::Yes } else { Changed::No })
-    }
-}

@@ -22,8 +22,8 @@ pub struct CombineLater {
 }
 
 /// The pattern for each linear op it moves: add, sub, neg.
-pub const COMBINE_LATER: [CombineLater; 3] =
-    [CombineLater { root: "teg.add" }, CombineLater { root: "teg.sub" }, CombineLater { root: "teg.neg" }];
+pub static COMBINE_LATER: [&dyn RewritePattern; 3] =
+    [&CombineLater { root: "teg.add" }, &CombineLater { root: "teg.sub" }, &CombineLater { root: "teg.neg" }];
 
 impl RewritePattern for CombineLater {
     fn name(&self) -> &'static str {
