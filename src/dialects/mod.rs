@@ -5,6 +5,7 @@ pub mod arith;
 pub mod builtin;
 pub mod func;
 pub mod layout;
+pub mod npu;
 pub mod pair;
 pub mod teg;
 
@@ -18,6 +19,7 @@ pub fn register_all(registry: &mut Registry) {
     arith::register(registry);
     layout::register(registry);
     teg::register(registry);
+    npu::register(registry);
     pair::register(registry);
 }
 
