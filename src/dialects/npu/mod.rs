@@ -1,9 +1,11 @@
 //! The `npu` dialect: programs for `tap-npu v0`, the abstract NPU of `npu-machine.md` (FuriosaAI RNGD shapes and
 //! numbers where public), run by the interpreter bundled with the crate. This first part holds its types (HBM
-//! buffers, timeline semaphores) and its one addressing primitive, the access pattern; the instructions, their
-//! verifier and the interpreter build on them (docs/dialect-npu.md says what exists).
+//! buffers, timeline semaphores), its one addressing primitive (the access pattern) and what a DMA command means
+//! (its rules and cycle cost); the instructions, their verifier and the interpreter build on them
+//! (docs/dialect-npu.md says what exists).
 
 pub mod access;
+pub mod dma;
 pub mod types;
 
 use crate::ir::registry::ItemError;
