@@ -129,8 +129,20 @@ fn check_value(spec: &OptionSpec, value: Option<&str>) -> Result<String, String>
         (OptionKind::Enum(_), Some(v)) => {
             Err(format!("for the --{} option: Cannot find option named '{v}'!", spec.name))
         }
-        (OptionKind::String | OptionKind::List, Some(v)) => Ok(v.trim_matches(|c| c == '{' || c == '}').into()),
+        (OptionKind::String | OptionKind::List, Some(v)) => {
+            Ok(unquoted(v.trim_matches(|c| c == '{' || c == '}')).into())
+        }
     }
+}
+
+/// `v` without one pair of matching surrounding quotes (`"a b"` or `'a b'`), as MLIR reads quoted option values.
+fn unquoted(v: &str) -> &str {
+    for q in ['"', '\''] {
+        if let Some(inner) = v.strip_prefix(q).and_then(|rest| rest.strip_suffix(q)) {
+            return inner;
+        }
+    }
+    v
 }
 
 #[cfg(test)]

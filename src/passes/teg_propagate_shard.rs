@@ -1,13 +1,15 @@
 //! `teg-propagate-shard`: sharding propagation. In every TEG graph with a `teg.mesh`, each op without a
 //! `teg.shard` takes the plan that agrees with a planned neighbour along the index maps (`shard::propagate`), and
 //! the plan is written as its `teg.shard`. Annotate the sources (or any ops), propagate, then `teg-shard`: the
-//! GSPMD/Shardy workflow without a search. Ops no plan reaches, sinks, and ops that cannot split keep none.
+//! GSPMD/Shardy workflow without a search. Ops no plan reaches, sinks, ops that cannot split and shards of a split
+//! graph (`teg.devices`) keep none.
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::teg::graphs_under;
 use crate::dialects::teg::shard_plan::set_plan;
 use crate::dialects::teg::shard_problem::{mesh_of, problem_of};
+use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::ir::{Context, Diagnostic, OpId};
 use crate::shard::propagate;
 
@@ -39,7 +41,8 @@ impl Pass for Propagate {
             let mut plans: Vec<_> = gp.problem.ops().iter().map(|op| op.pinned.clone()).collect();
             given += propagate(&gp.problem, &machine, &mut plans);
             for ((op, problem_op), plan) in gp.ops.iter().zip(gp.problem.ops()).zip(&plans) {
-                if let (None, Some(plan)) = (&problem_op.pinned, plan) {
+                let shard = ctx.op_attr(*op, DEVICES_ATTR).is_some(); // Already split: it takes no plan.
+                if let (None, Some(plan), false) = (&problem_op.pinned, plan, shard) {
                     set_plan(ctx, *op, plan, &problem_op.index, &machine);
                 }
             }

@@ -23,11 +23,11 @@ use std::collections::VecDeque;
 pub fn propagate(problem: &Problem, machine: &Machine, plans: &mut [Option<Plan>]) -> usize {
     let ops = problem.ops();
     let fixed: Vec<bool> = plans.iter().map(Option::is_some).collect();
-    let mut work: VecDeque<usize> = VecDeque::new();
+    let mut work = Worklist { queue: VecDeque::new(), queued: vec![false; ops.len()] };
     for k in (0..ops.len()).filter(|&k| fixed[k]) {
         work.extend(neighbours(problem, k));
     }
-    while let Some(n) = work.pop_front() {
+    while let Some(n) = work.pop() {
         let op = &ops[n];
         if fixed[n] || !op.shardable || op.output.is_none() {
             continue;
@@ -50,6 +50,29 @@ pub fn propagate(problem: &Problem, machine: &Machine, plans: &mut [Option<Plan>
         work.extend(neighbours(problem, n));
     }
     (0..ops.len()).filter(|&k| !fixed[k] && plans[k].is_some()).count()
+}
+
+/// Ops waiting for a visit, each queued at most once at a time (so an op many neighbours update is visited once
+/// for all of them, not once per neighbour).
+struct Worklist {
+    queue: VecDeque<usize>,
+    queued: Vec<bool>,
+}
+
+impl Worklist {
+    fn extend(&mut self, ops: Vec<usize>) {
+        for k in ops {
+            if !std::mem::replace(&mut self.queued[k], true) {
+                self.queue.push_back(k);
+            }
+        }
+    }
+
+    fn pop(&mut self) -> Option<usize> {
+        let k = self.queue.pop_front()?;
+        self.queued[k] = false;
+        Some(k)
+    }
 }
 
 /// The ops that read what op `k` writes, then those that write what it reads, in order.

@@ -10,14 +10,17 @@
 //! `teg.interleave` puts the `d'` phases back in order (a short phase padded by one row, the result sliced to its
 //! extent). A window shorter than its stride (dilation 1, `s' > K`) reads the rows `o·s' + r`, `r < K`: the `K`
 //! slices from `r` with step `s'` interleaved gather exactly those rows, and a convolution with stride `K` reads
-//! them densely. No shard of the result then reads a row no window uses.
+//! them densely. No shard of the result then reads a row no window uses. An axis whose padding is more than half
+//! its extent, or that would become more than [`MAX_PHASES`] convolutions, is left as it is.
 
 use super::ops::{decode, Conv2d, OpKind};
+use super::shard_plan::SHARD_ATTR;
 use super::tensor_type::{as_tensor, tensor_type, TensorType};
+use super::transfers::DEVICES_ATTR;
 use crate::ir::builder::OpState;
 use crate::ir::rewrite::{RewritePattern, Rewriter};
 use crate::ir::types::FloatKind;
-use crate::ir::{Attr, AttrId, OpId, ValueId};
+use crate::ir::{Attr, AttrId, OpId, Symbol, ValueId};
 
 /// Most convolutions one axis of a convolution becomes (its phases, or the slices a gather interleaves); an axis
 /// that would need more is left as it is (the rewrite is an optimization, and this bounds the ops it adds).
@@ -40,9 +43,8 @@ impl RewritePattern for DenseConv {
         let (x, k) = (rw.body.operand(op, 0), rw.body.operand(op, 1));
         let y = rw.body.results(op).next().expect("one result");
         let (Some(xt), Some(kt), Some(yt)) = (tensor(rw, x), tensor(rw, k), tensor(rw, y)) else { return false };
-        let Some(axis) = (0..2).find(|&i| wasteful(&conv, &kt, i) && parts(&conv, &kt, &yt, i) <= MAX_PHASES) else {
-            return false;
-        };
+        let fits = |i: usize| parts(&conv, &kt, &yt, i) <= MAX_PHASES && modest_padding(&conv, &xt, i);
+        let Some(axis) = (0..2).find(|&i| wasteful(&conv, &kt, i) && fits(i)) else { return false };
         let value = Dense { op, conv, kernel: k, axis, dim: xt.dims[2 + axis].0.clone() }.build(rw, x, &yt);
         rw.replace_op(op, &[value]);
         true
@@ -53,6 +55,12 @@ impl RewritePattern for DenseConv {
 fn wasteful(conv: &Conv2d, kernel: &TensorType, axis: usize) -> bool {
     let taps = kernel.dims[2 + axis].1 as i64;
     effective_dilation(conv, kernel, axis) > 1 || (conv.dilations[axis] == 1 && conv.strides[axis] > taps)
+}
+
+/// Whether the explicit padding along `axis` is at most half the input's extent there: the rewrite pads the input
+/// explicitly, and a tensor of mostly zeros would cost more than the rows it saves.
+fn modest_padding(conv: &Conv2d, input: &TensorType, axis: usize) -> bool {
+    2 * conv.padding[axis] as i128 <= input.dims[2 + axis].1 as i128
 }
 
 /// How many convolutions (phases) or gathered slices the rewrite of `axis` makes.
@@ -168,9 +176,9 @@ impl Dense {
         let yt = crate::dialects::teg::ops::OpFamily::result_type(&conv, &[&xt, &kt], &xt).expect("windows fit");
         let ints = |rw: &mut Rewriter<'_>, v: [i64; 2]| int_array(rw, &v);
         let (strides, dilations, padding) = (ints(rw, conv.strides), ints(rw, conv.dilations), ints(rw, conv.padding));
-        let attrs = rw.body.op(self.op).attrs;
         let mut state = self.state(rw, "teg.conv2d", &[x, self.kernel], yt);
-        state.attrs = rw.dict_entries(attrs).to_vec();
+        let attrs = self.conv_attrs(rw);
+        state.attrs.extend(attrs);
         let state = state.prop(rw.interners(), "strides", strides).prop(rw.interners(), "dilations", dilations).prop(
             rw.interners(),
             "padding",
@@ -227,10 +235,31 @@ impl Dense {
         t
     }
 
+    /// A new op of the rewrite, on the devices of the convolution when it says (a shard of a split graph).
     fn state(&self, rw: &mut Rewriter<'_>, name: &str, operands: &[ValueId], result: TensorType) -> OpState {
         let loc = rw.body.op(self.op).loc;
         let ty = tensor_type(rw.interners(), result);
-        OpState::new(rw.interners(), name, loc).operands(operands).results(&[ty])
+        let mut state = OpState::new(rw.interners(), name, loc).operands(operands).results(&[ty]);
+        if let Some(devices) = rw.op_attr(self.op, DEVICES_ATTR) {
+            state.attrs.push((rw.interners().sym(DEVICES_ATTR), devices));
+        }
+        state
+    }
+
+    /// The convolution's attributes for the dense ones: its plan keeps what it says of the other dimensions (the
+    /// extents along the rewritten one change, so its split there is dropped).
+    fn conv_attrs(&self, rw: &mut Rewriter<'_>) -> Vec<(Symbol, AttrId)> {
+        let (shard, devices) = (rw.interners().sym(SHARD_ATTR), rw.interners().sym(DEVICES_ATTR));
+        let dim = rw.interners().sym(&self.dim);
+        let attrs = rw.body.op(self.op).attrs;
+        let mut out: Vec<(Symbol, AttrId)> =
+            rw.dict_entries(attrs).iter().filter(|e| e.0 != devices).copied().collect();
+        if let Some(entry) = out.iter_mut().find(|e| e.0 == shard) {
+            let kept: Vec<(Symbol, AttrId)> = rw.dict_entries(entry.1).iter().filter(|e| e.0 != dim).copied().collect();
+            entry.1 = rw.interners().dict_attr(kept);
+        }
+        out.retain(|e| e.0 != shard || !rw.dict_entries(e.1).is_empty());
+        out
     }
 
     fn dim_prop(&self, rw: &mut Rewriter<'_>, state: OpState) -> OpState {

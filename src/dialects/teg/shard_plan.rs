@@ -79,6 +79,9 @@ pub fn placement(
         };
         for axis in &split.axes {
             let a = machine.mesh().axis_index(axis).map_err(|_| format!("the mesh has no axis '{axis}'"))?;
+            if plan.0[d].has(a) {
+                return Err(format!("axis '{axis}' is listed twice for '{name}'"));
+            }
             if plan.used().has(a) {
                 return Err(format!("axis '{axis}' splits two index dimensions"));
             }
@@ -115,7 +118,12 @@ fn read_attr(ctx: &Context, attr: AttrId) -> Result<Vec<DimSplit>, String> {
     let mut out = Vec::new();
     for (key, value) in ctx.dict_entries(attr) {
         let dim = ctx.str(*key).to_string();
-        let bad = || format!("'{dim}' must name a mesh axis, list mesh axes, or be {{axes = ..., sizes = [...]}}");
+        let bad = || {
+            format!(
+                "'{dim}' must name a mesh axis, list mesh axes, or be {{axes = ..., sizes = [...]}} with sizes \
+                 non-negative integers"
+            )
+        };
         let (axes, sizes) = match ctx.attr_data(*value) {
             Attr::Dict(_) => read_dict(ctx, *value).ok_or_else(bad)?,
             _ => (axis_names(ctx, *value).ok_or_else(bad)?, None),
@@ -131,15 +139,21 @@ fn read_dict(ctx: &Context, attr: AttrId) -> Option<(Vec<String>, Option<Vec<u64
     for (key, value) in ctx.dict_entries(attr) {
         match ctx.str(*key) {
             "axes" => axes = Some(axis_names(ctx, *value)?),
-            "sizes" => {
-                let Attr::Array(items) = ctx.attr_data(*value) else { return None };
-                let read = items.iter().map(|&i| ctx.attr_data(i).as_int().and_then(|v| u64::try_from(v).ok()));
-                sizes = Some(read.collect::<Option<Vec<u64>>>()?);
-            }
+            "sizes" => sizes = Some(read_sizes(ctx, *value)?),
             _ => return None,
         }
     }
     Some((axes?, sizes))
+}
+
+/// `[3, 5]`: non-negative integers (not booleans).
+fn read_sizes(ctx: &Context, attr: AttrId) -> Option<Vec<u64>> {
+    let Attr::Array(items) = ctx.attr_data(attr) else { return None };
+    let size = |&i: &AttrId| match ctx.attr_data(i) {
+        Attr::Int { value, ty } if ctx.type_kind(*ty).int_width() != Some(1) => u64::try_from(*value).ok(),
+        _ => None,
+    };
+    items.iter().map(size).collect()
 }
 
 /// `"x"` or `["x", "y"]`.
@@ -163,6 +177,13 @@ pub fn parse_plan_option(text: &str) -> Result<Vec<DimSplit>, String> {
         }
         if out.iter().any(|s| s.dim == dim.trim()) {
             return Err(format!("dimension '{}' is given twice", dim.trim()));
+        }
+        let mut seen: Vec<&String> = out.iter().flat_map(|s| &s.axes).collect();
+        for axis in &axes {
+            if seen.contains(&axis) {
+                return Err(format!("axis '{axis}' is given twice (an axis splits one dimension)"));
+            }
+            seen.push(axis);
         }
         out.push(DimSplit { dim: dim.trim().to_string(), axes, sizes: None });
     }

@@ -14,8 +14,8 @@
 //!
 //! An op's `teg.shard` plan (`shard_plan.rs`) is a pin for `teg-auto-shard`.
 
-use super::ops::{decode, Io, OpKind};
-use super::shard_plan::plan_of;
+use super::ops::{decode, Io, Monoid, OpKind};
+use super::shard_plan::{plan_of, SHARD_ATTR};
 use super::tensor_type::as_tensor;
 use crate::interfaces::sharding::index_maps_of;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, OpId, ValueId};
@@ -260,7 +260,10 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
         } else {
             let read = inputs.iter().zip(&maps.inputs).map(|(&(_, t), (_, p))| (t, p[0].ipf.clone())).collect();
             let write = output.zip(maps.outputs.first()).map(|(t, o)| (t, o.1.clone()));
-            let reduced = maps.reductions.iter().map(|r| r.0).collect();
+            // A mean, or a reduction with a default, cannot be split along what it reduces (`teg-shard` refuses):
+            // listing no reduced dimension leaves those dimensions nothing to gain from a split.
+            let fixed = matches!(&kind, OpKind::Reduce(r) if r.default.is_some() || r.monoid == Monoid::Mean);
+            let reduced = if fixed { Vec::new() } else { maps.reductions.iter().map(|r| r.0).collect() };
             Op::new(&name, maps.index.clone(), read, write, reduced)
         };
         // Heavy ops split over the whole mesh when compute is free (no rates); with rates, the cost decides.
@@ -271,7 +274,12 @@ pub fn problem_of(ctx: &Context, graph: OpId, machine: &Machine, pins: bool) -> 
             Err(m) => diags.push(Diagnostic::error(ctx.body.op(op).loc, m)),
         }
         if pins {
-            match plan_of(ctx, op, &problem_op.index, machine) {
+            match plan_of(ctx, op, &maps.index, machine) {
+                Some(Ok(plan)) if whole && !plan.used().is_empty() => diags.push(Diagnostic::error(
+                    ctx.body.op(op).loc,
+                    format!("{SHARD_ATTR}: '{}' cannot be split yet, so its plan must split nothing", ctx.op_name(op)),
+                )),
+                Some(Ok(_)) if whole => problem_op.pinned = Some(Plan::replicated(0)),
                 Some(Ok(plan)) => problem_op.pinned = Some(plan),
                 Some(Err(d)) => diags.push(d),
                 None => {}

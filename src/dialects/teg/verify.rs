@@ -48,6 +48,11 @@ pub fn verify_op(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         let msg = format!("result type is !teg.tensor<{declared}> but the operands give !teg.tensor<{expected}>");
         return Err(op_error(ctx, op, msg));
     }
+    // The parser's rule, for types a pass built: what a pass writes must read back.
+    if !crate::array::fits(&declared.shape(), declared.dtype.size()) {
+        let msg = format!("the result !teg.tensor<{declared}> takes more than 2^63-1 bytes");
+        return Err(op_error(ctx, op, msg));
+    }
     if let OpKind::Io(Io::Source { .. }) = kind {
         check_source_attrs(ctx, op, declared).map_err(|e| op_error(ctx, op, e))?;
     }

@@ -45,7 +45,7 @@ use crate::dialects::teg::shard_plan::{
 };
 use crate::dialects::teg::shard_problem::mesh_of;
 use crate::dialects::teg::tensor_type::as_tensor;
-use crate::dialects::teg::transfers::table_of;
+use crate::dialects::teg::transfers::{table_of, DEVICES_ATTR};
 use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::{Context, Diagnostic, OpId, ValueId};
@@ -117,6 +117,9 @@ impl Pass for Shard {
                 }
                 let loc = ctx.body.op(op).loc;
                 let at = |m: String| vec![Diagnostic::error(loc, format!("teg-shard: {m}"))];
+                if ctx.op_attr(op, DEVICES_ATTR).is_some() {
+                    return Err(at(format!("the op is already a shard ({DEVICES_ATTR}); it cannot take a plan")));
+                }
                 if matches!(kind, Ok(OpKind::Io(Io::Source { .. }))) {
                     state.cut_source(ctx, op, &maps, &placement).map_err(at)?;
                     continue;
@@ -319,7 +322,8 @@ impl Graph {
     }
 }
 
-/// Writes the `plan` option's placement on every op of `graph` that has none and that it splits; an op it would
+/// Writes the `plan` option's placement on every op of `graph` that has none and that it splits (not on shards,
+/// which carry `teg.devices`, nor on reshards); an op it would
 /// split but `teg-shard` cannot (or whose extent is smaller than the parts) is left whole, with a remark. An axis
 /// the graph's mesh lacks is an error at the graph.
 fn write_option_plans(
@@ -334,8 +338,15 @@ fn write_option_plans(
         return Err(Diagnostic::error(ctx.body.op(graph).loc, message));
     }
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+    let mut matched = vec![false; option.len()];
     for op in ops {
-        if ctx.op_attr(op, SHARD_ATTR).is_some() || matches!(decode(ctx, op), Ok(OpKind::Io(Io::Sink { .. }))) {
+        if let Some(maps) = index_maps_of(ctx, op) {
+            for (seen, split) in matched.iter_mut().zip(option) {
+                *seen |= maps.index.iter().any(|d| d.0 == split.dim);
+            }
+        }
+        let placed = ctx.op_attr(op, SHARD_ATTR).is_some() || ctx.op_attr(op, DEVICES_ATTR).is_some();
+        if placed || matches!(decode(ctx, op), Ok(OpKind::Io(Io::Sink { .. }) | OpKind::Reshard(_))) {
             continue;
         }
         let Some(maps) = index_maps_of(ctx, op) else { continue };
@@ -354,6 +365,11 @@ fn write_option_plans(
                 env.remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
             }
         }
+    }
+    for split in option.iter().zip(&matched).filter(|(_, &m)| !m).map(|(s, _)| s) {
+        let message =
+            format!("teg-shard: the plan option's dimension '{}' is an index dimension of no op here", split.dim);
+        env.remarks.push(Diagnostic::warning(ctx.body.op(graph).loc, message));
     }
     Ok(())
 }

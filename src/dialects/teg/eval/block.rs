@@ -265,7 +265,7 @@ impl Window {
     fn tap<T: Copy>(&self, image: &[T], i: i64, j: i64, row: &mut [T]) {
         let w = self.w as usize;
         // Output columns z whose input column z·s − p + j·d lies inside [0, w).
-        let first = |lo: i64, s: i64| if lo >= 0 { 0 } else { (-lo + s - 1) / s };
+        let first = |lo: i64, s: i64| if lo >= 0 { 0 } else { (lo as i128).unsigned_abs().div_ceil(s as u128) as i64 };
         let (lo, s) = (j * self.d[1] - self.p[1], self.s[1]);
         let z0 = first(lo, s).min(self.ow as i64);
         let z1 = if lo >= self.w { 0 } else { ((self.w - 1 - lo) / s + 1).min(self.ow as i64) }.max(z0);

@@ -423,7 +423,8 @@ impl View {
                 if shape[k] > 0 {
                     l.offset = (l.offset as isize + *start as isize * x.strides[k]) as usize;
                 }
-                l.strides[k] = x.strides[k] * *step as isize;
+                // With one cell or none the step is never taken (and may be as large as an i64).
+                l.strides[k] = if shape[k] > 1 { x.strides[k] * *step as isize } else { 0 };
                 l.shape[k] = shape[k];
             }
             View::Squeeze { dim } => {
