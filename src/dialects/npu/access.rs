@@ -116,13 +116,7 @@ impl AccessPattern {
             return Injectivity::Overlap(0, 0);
         }
         live.sort_by_key(|l| l.stride.unsigned_abs());
-        let mut span = self.packet as u128;
-        let nested = live.iter().all(|l| {
-            let fits = l.stride.unsigned_abs() as u128 >= span;
-            span = (l.count as u128 - 1) * l.stride.unsigned_abs() as u128 + span;
-            fits
-        });
-        if nested {
+        if nests(&live, self.packet) {
             return Injectivity::Injective;
         }
         match self.packets() {
@@ -140,6 +134,20 @@ impl AccessPattern {
             None => Injectivity::Injective,
         }
     }
+}
+
+/// Whether `loops` (sorted by absolute stride) nest: each stride at least the span of the packet and the loops
+/// inside it, so that no two packets meet.
+fn nests(loops: &[Loop], packet: u32) -> bool {
+    let mut span = packet as u128;
+    for l in loops {
+        let stride = l.stride.unsigned_abs() as u128;
+        if stride < span {
+            return false;
+        }
+        span += (l.count as u128 - 1) * stride;
+    }
+    true
 }
 
 /// The packets' offsets from the base, in pattern order.

@@ -148,7 +148,7 @@ impl Dma {
             cycles = cycles.saturating_add(unaligned.saturating_mul(cfg.unaligned_read_cycles));
         }
         if matches!(dst.memory, Memory::Hbm { .. }) {
-            let whole = dst.pattern.packet as u64 % unit == 0;
+            let whole = (dst.pattern.packet as u64).is_multiple_of(unit);
             let partial = count_packets(&dst.pattern, unit, |start| !whole || start % unit as i128 != 0);
             cycles = cycles.saturating_add(partial.saturating_mul(cfg.partial_write_cycles));
         }

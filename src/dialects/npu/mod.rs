@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod dma;
+pub mod interp;
 pub mod types;
 
 use crate::ir::registry::ItemError;
