@@ -6,7 +6,8 @@
 //!
 //! Then `teg-cost`, `teg-auto-shard{max-rounds=1}` and `teg-shard` on chains of 5k, 10k and 20k TEG ops (every
 //! other op pinned to split rows, the rest to split columns, so every edge reshards), and `teg-cost` and
-//! `teg-shard` on a value read by 5k, 10k and 20k ops, to show they grow linearly.
+//! `teg-shard` on a value read by 5k, 10k and 20k ops, and `teg-propagate-shard` from one planned source along a
+//! chain and into a value every op reads, to show they grow linearly.
 //!
 //! `cargo bench --bench shard`
 
@@ -52,6 +53,24 @@ fn star(n: usize) -> String {
     text
 }
 
+/// Propagation inputs: a chain of `n` relus whose source alone has a plan, or (`fan`) `n` adds of a planned and an
+/// unplanned value (the unplanned one learns its plan from every add).
+fn unplanned(n: usize, fan: bool) -> String {
+    let ty = "!teg.tensor<[r=64, c=64] x f32>";
+    let mut text = format!(
+        "teg.graph @p attributes {{teg.mesh = {{axes = [\"x\", \"y\"], shape = [2, 2]}}}} {{\n  \
+         %v0 = teg.source @x attributes {{teg.shard = {{r = \"x\"}}}} : {ty}\n  %w = teg.source @w : {ty}\n"
+    );
+    for i in 1..=n {
+        text += &match fan {
+            true => format!("  %v{i} = teg.add %v0, %w\n"),
+            false => format!("  %v{i} = teg.relu %v{}\n", i - 1),
+        };
+    }
+    text += &format!("  %s = teg.sink @y %v{n} : {ty} -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n");
+    text
+}
+
 /// Seconds to parse and run `pipeline` on `text`.
 fn time_pipeline(text: &str, pipeline: &str) -> f64 {
     let mut ctx = tapestry::context();
@@ -74,6 +93,12 @@ fn scaling() {
     for pipeline in ["builtin.module(teg-cost)", "builtin.module(teg-shard)"] {
         let t: Vec<f64> = [5_000, 10_000, 20_000].iter().map(|&n| time_pipeline(&star(n), pipeline) * 1e3).collect();
         println!("| `{pipeline}`, one value read by every op | {:.1} ms | {:.1} ms | {:.1} ms |", t[0], t[1], t[2]);
+    }
+    let pipeline = "builtin.module(teg-propagate-shard)";
+    for (fan, what) in [(false, "a chain planned at its source"), (true, "adds of a planned and an unplanned value")] {
+        let sizes = [5_000, 10_000, 20_000];
+        let t: Vec<f64> = sizes.iter().map(|&n| time_pipeline(&unplanned(n, fan), pipeline) * 1e3).collect();
+        println!("| `{pipeline}`, {what} | {:.1} ms | {:.1} ms | {:.1} ms |", t[0], t[1], t[2]);
     }
 }
 
