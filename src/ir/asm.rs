@@ -399,6 +399,32 @@ impl<'p, 's> CustomParser<'p, 's> {
         }
     }
 
+    /// Parses the inside of `(%a: i32, %b: f32)` (named arguments, entry-block arguments of a region) or of
+    /// `(i32, f32)` (bare types, a declaration): the types, and the named arguments (none when bare).
+    pub fn arguments(&mut self) -> Result<(Vec<TypeId>, Vec<EntryArg<'s>>), Diagnostic> {
+        let mut types = Vec::new();
+        let mut args = Vec::new();
+        while !self.at_end() {
+            if !types.is_empty() {
+                self.expect_punct(",")?;
+            }
+            if let Some(AsmItem::Value(..)) = self.peek() {
+                let (name, loc) = self.value()?;
+                self.expect_punct(":")?;
+                let ty = self.ty()?;
+                let loc = self.location().unwrap_or(loc);
+                args.push(EntryArg { name, ty, loc });
+                types.push(ty);
+            } else {
+                types.push(self.ty()?);
+            }
+        }
+        if !args.is_empty() && args.len() != types.len() {
+            return Err(Diagnostic::error(self.op_loc, "expected all arguments to be named or none"));
+        }
+        Ok((types, args))
+    }
+
     /// Fails unless every item was consumed.
     pub fn expect_end(&mut self) -> Result<(), Diagnostic> {
         match self.peek() {

@@ -4,12 +4,12 @@
 //! bare argument types for a declaration: `func.func private @f(i32) -> i32`.
 
 use super::signature;
-use crate::ir::asm::{AsmItem, CustomParser, Delim, EntryArg, ParsedOp};
+use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::format::parse_result_types;
 use crate::ir::print::OpPrinter;
 use crate::ir::symbols::symbol_name;
 use crate::ir::verify::op_error;
-use crate::ir::{Arity, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, TypeId};
+use crate::ir::{Arity, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
 use std::fmt;
 
 /// The registration of `func.func`.
@@ -78,7 +78,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     }
     let name = p.symbol_name()?;
     let (items, loc) = p.group(Delim::Paren)?;
-    let (inputs, entry_args) = parse_arguments(&mut p.nested(items, loc))?;
+    let (inputs, entry_args) = p.nested(items, loc).arguments()?;
     let results = if p.eat_punct("->") { parse_result_types(p)? } else { Vec::new() };
     p.attr_dict(&mut op);
     let ctx = p.ctx();
@@ -98,31 +98,6 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     p.expect_end()?;
     op.regions.push((region, entry_args));
     Ok(op)
-}
-
-/// Parses `(%a: i32, %b: f32)` (a definition) or `(i32, f32)` (a declaration).
-fn parse_arguments<'s>(p: &mut CustomParser<'_, 's>) -> Result<(Vec<TypeId>, Vec<EntryArg<'s>>), Diagnostic> {
-    let mut types = Vec::new();
-    let mut args = Vec::new();
-    while !p.at_end() {
-        if !types.is_empty() {
-            p.expect_punct(",")?;
-        }
-        if let Some(AsmItem::Value(..)) = p.peek() {
-            let (name, loc) = p.value()?;
-            p.expect_punct(":")?;
-            let ty = p.ty()?;
-            let loc = p.location().unwrap_or(loc);
-            args.push(EntryArg { name, ty, loc });
-            types.push(ty);
-        } else {
-            types.push(p.ty()?);
-        }
-    }
-    if !args.is_empty() && args.len() != types.len() {
-        return Err(Diagnostic::error(p.op_loc, "expected all function arguments to be named or none"));
-    }
-    Ok((types, args))
 }
 
 fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod dma;
 pub mod interp;
+pub mod ops;
 pub mod types;
 
 use crate::ir::registry::ItemError;
@@ -21,6 +22,7 @@ pub fn register(registry: &mut Registry) {
         parse_attr: None,
         materialize_constant: None,
     });
+    ops::register(registry);
 }
 
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {

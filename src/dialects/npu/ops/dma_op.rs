@@ -1,0 +1,284 @@
+//! `npu.dma`: one DMA command.
+//!
+//! `npu.dma queue(dma0) waits(%s = 1) src(%a, base 0) dst(dm[0, 3], base 4096) loops [(32, 1024, 64)] packet 64
+//! : bf16 signals(%s = 2)` copies, for each tuple of loop indices, `packet` bytes from `src base + Σ i·src_stride`
+//! to `dst base + Σ i·dst_stride` (loops are `(count, source stride, destination stride)`, outer to inner, as the
+//! RNGD DMA sequencer pairs them). A side is an HBM buffer (an operand) or the data memory of one slice
+//! (`dm[cluster, slice]`). The element type says what the bytes are; a DMA never converts.
+//!
+//! Properties: `queue`; `src_space`/`dst_space` (`"hbm"` or `"dm"`), `src_slice`/`dst_slice` (`[cluster, slice]`,
+//! DM only), `src_base`/`dst_base`; `loops` (`[[count, src_stride, dst_stride], ...]`); `packet`; `dtype`;
+//! `waits`/`signals`. Operands: the HBM buffers (source first), then the semaphores waited for and signalled.
+//! The verifier applies `dma::Dma::check` with the default machine (`rngd-lite`).
+
+use super::clauses::{elem, int, int_list, int_prop, ints, parse_queue, parse_syncs, print_queue, print_syncs};
+use super::clauses::{str_prop, sync_of};
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::{Dma, Memory, Side};
+use crate::dialects::npu::types::{as_buf, elem_name, elem_type, BufType};
+use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
+use crate::ir::print::OpPrinter;
+use crate::ir::verify::op_error;
+use crate::ir::{Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, ValueDef, ValueId};
+use crate::machine::NpuConfig;
+use std::fmt;
+
+/// The registration of `npu.dma`.
+pub const DMA: OpInfo = OpInfo {
+    operands: crate::ir::Arity::Any,
+    traits: &[OpTrait::HasParent(&["npu.kernel"])],
+    verify: Some(verify),
+    syntax: Syntax::Custom { parse, print },
+    ..OpInfo::new("npu.dma", "copies packets between HBM buffers and slices' data memory")
+};
+
+/// One side as written: an HBM buffer (its operand) or a slice's DM, and the base.
+#[derive(Debug)]
+enum Place {
+    Hbm(ValueId),
+    Dm { cluster: u64, slice: u64 },
+}
+
+/// Decodes `op` into the command it describes, with the element type; the message says what is malformed.
+pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(Dma, crate::machine::ElemType), String> {
+    let operands: Vec<ValueId> = ctx.body.operands(op).collect();
+    let mut next = 0;
+    let mut side = |which: &str| -> Result<(Place, u64), String> {
+        let base = int_prop(ctx, op, &format!("{which}_base")).ok_or(format!("needs '{which}_base'"))?;
+        let base = u64::try_from(base).map_err(|_| format!("the {which} base {base} is negative"))?;
+        let place = match str_prop(ctx, op, &format!("{which}_space")) {
+            Some("hbm") => {
+                let v = *operands.get(next).ok_or(format!("the {which} buffer operand is missing"))?;
+                next += 1;
+                Place::Hbm(v)
+            }
+            Some("dm") => {
+                let at = ints(ctx, op, &format!("{which}_slice")).ok_or(format!("needs '{which}_slice'"))?;
+                let [cluster, slice] = at[..] else { return Err(format!("'{which}_slice' is [cluster, slice]")) };
+                dm(cluster, slice, cfg).map_err(|m| format!("the {which} {m}"))?
+            }
+            _ => return Err(format!("'{which}_space' must be \"hbm\" or \"dm\"")),
+        };
+        Ok((place, base))
+    };
+    let (src, src_base) = side("src")?;
+    let (dst, dst_base) = side("dst")?;
+    let buffers = [&src, &dst].iter().filter(|p| matches!(p, Place::Hbm(_))).count();
+    sync_of(ctx, op, buffers)?;
+    let dtype = str_prop(ctx, op, "dtype").ok_or("needs 'dtype'")?;
+    let dtype = elem_type(dtype).map_err(|e| e.message)?;
+    let packet = int_prop(ctx, op, "packet").and_then(|p| u32::try_from(p).ok()).ok_or("'packet' must fit a u32")?;
+    let loops = loops_of(ctx, op)?;
+    let pattern = |base: u64, pick: fn(&[i64; 3]) -> i64| {
+        AccessPattern::new(base, &loops.iter().map(|l| (l[0] as u32, pick(l))).collect::<Vec<_>>(), packet)
+    };
+    let memory = |place: &Place| match place {
+        Place::Hbm(v) => buffer(ctx, *v).map(|(region, b)| Memory::Hbm { region, bytes: b.bytes() }),
+        Place::Dm { cluster, slice } => Ok(Memory::Dm { cluster: *cluster, slice: *slice }),
+    };
+    for place in [&src, &dst] {
+        if let Place::Hbm(v) = place {
+            let elem = buffer(ctx, *v)?.1.elem;
+            if elem != dtype {
+                return Err(format!("moves {} but a buffer holds {}", elem_name(dtype), elem_name(elem)));
+            }
+        }
+    }
+    let src = Side { memory: memory(&src)?, pattern: pattern(src_base, |l| l[1]) };
+    let dst = Side { memory: memory(&dst)?, pattern: pattern(dst_base, |l| l[2]) };
+    Ok((Dma { src, dst }, dtype))
+}
+
+/// A slice's DM, checked against the chip's geometry.
+fn dm(cluster: i64, slice: i64, cfg: &NpuConfig) -> Result<Place, String> {
+    let ok = |v: i64, n: u64| u64::try_from(v).ok().filter(|&v| v < n);
+    match (ok(cluster, cfg.clusters), ok(slice, cfg.slices_per_cluster)) {
+        (Some(cluster), Some(slice)) => Ok(Place::Dm { cluster, slice }),
+        _ => Err(format!(
+            "slice dm[{cluster}, {slice}] is not on the chip ({} clusters of {} slices)",
+            cfg.clusters, cfg.slices_per_cluster
+        )),
+    }
+}
+
+/// The buffer `v` is: its position among the kernel's arguments (the HBM region) and its type.
+fn buffer(ctx: &Context, v: ValueId) -> Result<(u32, BufType), String> {
+    let t = as_buf(ctx, ctx.body.value_type(v)).ok_or("an HBM side must be an !npu.buf")?.clone();
+    match ctx.body.value_def(v) {
+        ValueDef::BlockArg { index, .. } => Ok((index as u32, t)),
+        _ => Err("an HBM buffer must be an argument of the kernel".into()),
+    }
+}
+
+/// `loops` as `[count, src_stride, dst_stride]` triples, counts fitting a u32.
+fn loops_of(ctx: &Context, op: OpId) -> Result<Vec<[i64; 3]>, String> {
+    let bad = || "'loops' must be a list of [count, source stride, destination stride]".to_string();
+    let Some(Attr::Array(items)) = ctx.op_attr(op, "loops").map(|a| ctx.attr_data(a)) else { return Err(bad()) };
+    let mut out = Vec::with_capacity(items.len());
+    for &item in items.iter() {
+        let Attr::Array(triple) = ctx.attr_data(item) else { return Err(bad()) };
+        let values: Option<Vec<i64>> =
+            triple.iter().map(|&v| ctx.attr_data(v).as_int().and_then(|v| i64::try_from(v).ok())).collect();
+        let [count, src, dst] = values.ok_or_else(bad)?[..] else { return Err(bad()) };
+        if u32::try_from(count).is_err() {
+            return Err(format!("a loop count of {count} does not fit a u32"));
+        }
+        out.push([count, src, dst]);
+    }
+    Ok(out)
+}
+
+fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    let cfg = NpuConfig::default();
+    let err = |m: String| op_error(ctx, op, m);
+    let (dma, _) = decode(ctx, op, &cfg).map_err(err)?;
+    let queue = str_prop(ctx, op, "queue").unwrap_or_default();
+    if !queue.strip_prefix("dma").and_then(|e| e.parse::<u64>().ok()).is_some_and(|e| e < cfg.dma_engines) {
+        return Err(err(format!("runs on a DMA queue, dma0 ... dma{}, not '{queue}'", cfg.dma_engines - 1)));
+    }
+    dma.check(&cfg).map_err(err)
+}
+
+fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
+    let mut op = ParsedOp::default();
+    parse_queue(p, &mut op)?;
+    let mut syncs = ParsedOp::default();
+    parse_syncs(p, &mut syncs, "waits")?;
+    for which in ["src", "dst"] {
+        p.expect_keyword(which)?;
+        parse_side(p, &mut op, which)?;
+    }
+    p.expect_keyword("loops")?;
+    let loops = parse_loops(p)?;
+    p.expect_keyword("packet")?;
+    let packet = int(p)?;
+    p.expect_punct(":")?;
+    let dtype = elem(p)?;
+    parse_syncs(p, &mut syncs, "signals")?;
+    p.attr_dict(&mut op);
+    p.expect_end()?;
+    let ctx = p.ctx();
+    let i64t = ctx.int_type(64);
+    let entries = [
+        ("loops", loops),
+        ("packet", ctx.int_attr(packet as i128, i64t)),
+        ("dtype", ctx.string_attr(elem_name(dtype))),
+    ];
+    for (k, v) in entries {
+        let key = ctx.sym(k);
+        op.props.push((key, v));
+    }
+    op.operands.extend(syncs.operands);
+    op.props.extend(syncs.props);
+    Ok(op)
+}
+
+/// `(%a, base 0)` or `(dm[0, 3], base 4096)`.
+fn parse_side<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, which: &str) -> Result<(), Diagnostic> {
+    let (items, loc) = p.group(Delim::Paren)?;
+    let mut inner = p.nested(items, loc);
+    let space = match inner.peek() {
+        Some(AsmItem::Value(..)) => {
+            let (name, at) = inner.value()?;
+            let ty = inner.env.value_type(name); // A kernel argument is known by its signature's hint.
+            op.operands.push((name, at, ty));
+            "hbm"
+        }
+        _ => {
+            inner.expect_keyword("dm")?;
+            let (items, loc) = inner.group(Delim::Square)?;
+            let mut at = inner.nested(items, loc);
+            let cluster = int(&mut at)?;
+            at.expect_punct(",")?;
+            let slice = int(&mut at)?;
+            at.expect_end()?;
+            let list = int_list(inner.ctx(), &[cluster, slice]);
+            let key = inner.ctx().sym(&format!("{which}_slice"));
+            op.props.push((key, list));
+            "dm"
+        }
+    };
+    inner.expect_punct(",")?;
+    inner.expect_keyword("base")?;
+    let base = int(&mut inner)?;
+    inner.expect_end()?;
+    let ctx = p.ctx();
+    let i64t = ctx.int_type(64);
+    let entries = [("space", ctx.string_attr(space)), ("base", ctx.int_attr(base as i128, i64t))];
+    for (k, v) in entries {
+        let key = ctx.sym(&format!("{which}_{k}"));
+        op.props.push((key, v));
+    }
+    Ok(())
+}
+
+/// `[(32, 1024, 64), (2, 8, 8)]`.
+fn parse_loops(p: &mut CustomParser<'_, '_>) -> Result<crate::ir::AttrId, Diagnostic> {
+    let (items, loc) = p.group(Delim::Square)?;
+    let mut inner = p.nested(items, loc);
+    let mut loops = Vec::new();
+    while !inner.at_end() {
+        if !loops.is_empty() {
+            inner.expect_punct(",")?;
+        }
+        let (items, loc) = inner.group(Delim::Paren)?;
+        let mut triple = inner.nested(items, loc);
+        let count = int(&mut triple)?;
+        triple.expect_punct(",")?;
+        let src = int(&mut triple)?;
+        triple.expect_punct(",")?;
+        let dst = int(&mut triple)?;
+        triple.expect_end()?;
+        loops.push(int_list(inner.ctx(), &[count, src, dst]));
+    }
+    Ok(p.ctx().attr(Attr::Array(loops.into())))
+}
+
+fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
+    let ctx = p.ctx();
+    let buffers = ["src", "dst"].iter().filter(|w| str_prop(ctx, op, &format!("{w}_space")) == Some("hbm")).count();
+    print_queue(p, op)?;
+    print_syncs(p, op, "waits", buffers)?;
+    let mut next = 0;
+    for which in ["src", "dst"] {
+        let ctx = p.ctx();
+        let base = int_prop(ctx, op, &format!("{which}_base")).ok_or(fmt::Error)?;
+        p.write(&format!(" {which}("));
+        match str_prop(ctx, op, &format!("{which}_space")) {
+            Some("hbm") => {
+                p.value(ctx.body.operand(op, next))?;
+                next += 1;
+            }
+            Some("dm") => {
+                let at = ints(ctx, op, &format!("{which}_slice")).ok_or(fmt::Error)?;
+                let [cluster, slice] = at[..] else { return Err(fmt::Error) };
+                p.write(&format!("dm[{cluster}, {slice}]"));
+            }
+            _ => return Err(fmt::Error),
+        }
+        p.write(&format!(", base {base})"));
+    }
+    let ctx = p.ctx();
+    let loops = loops_of(ctx, op).map_err(|_| fmt::Error)?;
+    let packet = int_prop(ctx, op, "packet").ok_or(fmt::Error)?;
+    let dtype = str_prop(ctx, op, "dtype").filter(|d| elem_type(d).is_ok()).ok_or(fmt::Error)?.to_string();
+    let loops: Vec<String> = loops.iter().map(|[c, s, d]| format!("({c}, {s}, {d})")).collect();
+    p.write(&format!(" loops [{}] packet {packet} : {dtype}", loops.join(", ")));
+    let waits = ints(ctx, op, "waits").ok_or(fmt::Error)?.len();
+    print_syncs(p, op, "signals", buffers + waits)?;
+    let elided = [
+        "queue",
+        "src_space",
+        "src_slice",
+        "src_base",
+        "dst_space",
+        "dst_slice",
+        "dst_base",
+        "loops",
+        "packet",
+        "dtype",
+        "waits",
+        "signals",
+    ];
+    p.attr_dict(op, &elided)
+}
