@@ -1,5 +1,6 @@
 //! `tap-run` as a library: evaluates a TEG graph of a `.tap` file with the reference evaluator, its sources bound
-//! to NumPy `.npy` files by name, its sinks written as `.npy` files (the role `mlir-runner` plays for MLIR).
+//! to NumPy `.npy` files by name, its sinks written as `.npy` files (the role `mlir-runner` plays for MLIR); or
+//! runs an `npu.kernel` on the NPU interpreter, its buffers `arg0`, `arg1`, ... bound and written the same way.
 
 use super::timing::TimingReport;
 use crate::array::{npy, Array};
@@ -14,15 +15,16 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-const HELP: &str = "OVERVIEW: Tapestry graph runner (the TEG reference evaluator)
+const HELP: &str = "OVERVIEW: Tapestry graph runner (the TEG reference evaluator and the NPU interpreter)
 
 USAGE: tap-run FILE.tap [--entry NAME] --input NAME=PATH.npy ... (--output-dir DIR | --print)
 
 OPTIONS:
-  --entry NAME           The teg.graph to run (needed when the file has several)
-  --input NAME=PATH      Binds source NAME to the .npy file PATH (repeat for every source)
-  --output-dir DIR       Writes each sink as DIR/<sink name>.npy (created if missing)
-  --print                Prints each sink as `name = [[...]]` on standard output
+  --entry NAME           The teg.graph or npu.kernel to run (needed when the file has several)
+  --input NAME=PATH      Binds source NAME (a kernel's buffers are arg0, arg1, ...) to the .npy file PATH
+  --output-dir DIR       Writes each sink (each kernel buffer) as DIR/<name>.npy (created if missing)
+  --print                Prints each sink (each kernel buffer) as `name = [[...]]` on standard output
+  --cost                 For a kernel: prints each queue's busy cycles and `makespan: N cycles` on standard output
   --timing               Prints the time of parsing, verifying and of every op evaluated on standard error
   --help                 Prints this help
 ";
@@ -35,6 +37,7 @@ struct Args {
     inputs: Vec<(String, PathBuf)>,
     output_dir: Option<PathBuf>,
     print: bool,
+    cost: bool,
     timing: bool,
     help: bool,
 }
@@ -52,6 +55,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         match flag {
             "--help" | "-h" => out.help = true,
             "--print" => out.print = true,
+            "--cost" => out.cost = true,
             "--timing" => out.timing = true,
             "--entry" => out.entry = Some(value("--entry")?),
             "--output-dir" | "-o" => out.output_dir = Some(PathBuf::from(value("--output-dir")?)),
@@ -108,6 +112,10 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
     }
     timing.add(0, "Verifier", verifying.elapsed());
     let graph = entry(&ctx, module, args.entry.as_deref())?;
+    if ctx.op_name(graph) == "npu.kernel" {
+        let outputs = run_kernel(&ctx, graph, args, stdout, stderr)?;
+        return write_outputs(args, &outputs, stdout);
+    }
     let inputs = bind(&ctx, graph, &args.inputs)?;
     let evaluating = Instant::now();
     let mut op_times = Vec::new();
@@ -120,13 +128,51 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
     for (op, t) in op_times {
         timing.add(1, &format!("{} ({})", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc)), t);
     }
-    if args.print {
-        for (name, value) in &outputs {
-            writeln!(stdout, "{name} = {}", value.to_text()).map_err(|e| e.to_string())?;
-        }
-    }
     if args.timing {
         stderr.write_all(timing.render(start.elapsed()).as_bytes()).map_err(|e| e.to_string())?;
+    }
+    write_outputs(args, &outputs, stdout)
+}
+
+/// Runs an `npu.kernel` on the default machine; with `--cost`, prints the schedule's figures.
+fn run_kernel(
+    ctx: &Context,
+    kernel: OpId,
+    args: &Args,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<IndexMap<String, Array>, String> {
+    let mut inputs = IndexMap::new();
+    for (name, path) in &args.inputs {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("input '{name}': cannot read '{}': {e}", path.display()))?;
+        let array = npy::read(&bytes).map_err(|e| format!("input '{name}': '{}': {e}", path.display()))?;
+        let flat = Array::new(vec![array.len() as u64], array.data().clone()).map_err(|e| e.to_string())?;
+        if inputs.insert(name.clone(), flat).is_some() {
+            return Err(format!("input '{name}' is bound twice"));
+        }
+    }
+    let cfg = crate::machine::NpuConfig::default();
+    let run =
+        crate::dialects::npu::interp::run_kernel(ctx, kernel, &inputs, &cfg).map_err(|e| match e.diagnostic(ctx) {
+            Some(d) => report(ctx, &[d], stderr),
+            None => e.message,
+        })?;
+    if args.cost {
+        for (name, busy) in run.queues.iter().zip(&run.schedule.busy).filter(|(_, &b)| b > 0) {
+            writeln!(stdout, "queue {name}: busy {busy} cycles").map_err(|e| e.to_string())?;
+        }
+        writeln!(stdout, "makespan: {} cycles", run.schedule.makespan).map_err(|e| e.to_string())?;
+    }
+    Ok(run.buffers)
+}
+
+/// Prints the outputs (`--print`) and writes them as `.npy` files (`--output-dir`).
+fn write_outputs(args: &Args, outputs: &IndexMap<String, Array>, stdout: &mut dyn Write) -> Result<(), String> {
+    if args.print {
+        for (name, value) in outputs {
+            writeln!(stdout, "{name} = {}", value.to_text()).map_err(|e| e.to_string())?;
+        }
     }
     if let Some(out_dir) = &args.output_dir {
         if let Some(name) = outputs.keys().find(|n| !is_file_name(n)) {
@@ -138,7 +184,7 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
         std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create '{}': {e}", out_dir.display()))?;
         for (name, value) in outputs {
             let path = out_dir.join(format!("{name}.npy"));
-            let bytes = npy::write(&value).map_err(|e| format!("sink '{name}': {e}"))?;
+            let bytes = npy::write(value).map_err(|e| format!("sink '{name}': {e}"))?;
             std::fs::write(&path, bytes).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
         }
     }
@@ -156,20 +202,24 @@ fn report(ctx: &Context, diags: &[Diagnostic], stderr: &mut dyn Write) -> String
     "the graph cannot be run".into()
 }
 
-/// The graph to run: `--entry`, or the only one.
+/// The graph or kernel to run: `--entry`, or the only one.
 fn entry(ctx: &Context, module: OpId, name: Option<&str>) -> Result<OpId, String> {
-    let graphs: Vec<OpId> =
-        walk::preorder(&ctx.body, module).into_iter().filter(|&op| ctx.op_name(op) == "teg.graph").collect();
+    let runnable = |op: OpId| matches!(ctx.op_name(op), "teg.graph" | "npu.kernel");
+    let graphs: Vec<OpId> = walk::preorder(&ctx.body, module).into_iter().filter(|&op| runnable(op)).collect();
     let names: Vec<String> = graphs.iter().map(|&g| format!("@{}", symbol_name(ctx, g).unwrap_or("?"))).collect();
     match name {
         Some(n) => {
             graphs.iter().copied().find(|&g| symbol_name(ctx, g) == Some(n.trim_start_matches('@'))).ok_or_else(|| {
-                format!("no teg.graph named @{} (the file has {})", n.trim_start_matches('@'), list(&names))
+                format!(
+                    "no teg.graph or npu.kernel named @{} (the file has {})",
+                    n.trim_start_matches('@'),
+                    list(&names)
+                )
             })
         }
         None => match graphs.as_slice() {
             [g] => Ok(*g),
-            [] => Err("the file has no teg.graph".into()),
+            [] => Err("the file has no teg.graph or npu.kernel".into()),
             _ => Err(format!("the file has several graphs ({}): choose one with --entry", names.join(", "))),
         },
     }

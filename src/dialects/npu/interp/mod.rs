@@ -1,4 +1,265 @@
-//! The NPU interpreter (being built): it will decode an `npu` program once, execute its instructions on real data,
-//! and time them with the machine's cycle costs. So far it holds its timing and ordering core, `schedule`.
+//! The NPU interpreter: decodes an `npu.kernel` once into steps, times them with the machine's cycle costs
+//! (`schedule`: queues, semaphores, barriers, deadlocks and races), then carries out their data movement on byte
+//! memories (`memory`) in the order they started. A race-free program gives the same bytes in any order that keeps
+//! happens-before, and the schedule has already refused every other program.
+//!
+//! The kernel's buffers are its arguments, named `arg0`, `arg1`, ... in order: each is bound to an array of its
+//! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer is
+//! returned at the end. This version runs `npu.semaphore`, `npu.barrier` and `npu.dma`; other instructions are an
+//! error at the instruction.
 
+pub mod memory;
 pub mod schedule;
+
+use super::dma::{Dma, Memory};
+use super::ops::clauses::{queue_index, sync_of};
+use super::ops::dma_op::decode;
+use super::types::{as_buf, elem_name};
+use crate::array::Array;
+use crate::ir::{Context, OpId, ValueId};
+use crate::machine::NpuConfig;
+use indexmap::IndexMap;
+use memory::{dtype_of, from_bytes, to_bytes, Bytes};
+use schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
+use std::collections::HashMap;
+
+/// Most bytes the interpreter holds for a kernel's HBM buffers; past it, an error before anything runs.
+pub const MAX_HBM_BYTES: u64 = 1 << 32;
+
+/// Why a kernel could not run: a message, at an instruction when one is at fault, and the other instruction of a
+/// race.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InterpError {
+    /// The instruction at fault.
+    pub op: Option<OpId>,
+    /// What went wrong.
+    pub message: String,
+    /// The instruction it races with.
+    pub other: Option<OpId>,
+}
+
+impl InterpError {
+    fn at(op: Option<OpId>, message: String) -> InterpError {
+        InterpError { op, message, other: None }
+    }
+
+    /// The diagnostic: an error at the instruction (a note at the one it races with), or none without a place.
+    pub fn diagnostic(&self, ctx: &Context) -> Option<crate::ir::Diagnostic> {
+        let d = crate::ir::Diagnostic::error(ctx.body.op(self.op?).loc, self.message.clone());
+        Some(match self.other {
+            Some(other) => d.with_note(ctx.body.op(other).loc, "the instruction it races with"),
+            None => d,
+        })
+    }
+}
+
+/// What a run gives: the buffers at the end, and the schedule with each queue's name.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// `arg0`, `arg1`, ...: each buffer's contents at the end.
+    pub buffers: IndexMap<String, Array>,
+    /// When each instruction ran, queue by queue.
+    pub schedule: Schedule,
+    /// The name of each queue of the schedule.
+    pub queues: Vec<String>,
+}
+
+/// What one decoded instruction does to memory.
+enum Action {
+    Nothing,
+    Copy(Dma),
+}
+
+/// Runs `kernel` with `inputs` bound by argument name on the machine `cfg`.
+pub fn run_kernel(
+    ctx: &Context,
+    kernel: OpId,
+    inputs: &IndexMap<String, Array>,
+    cfg: &NpuConfig,
+) -> Result<Run, InterpError> {
+    let at = |op: OpId| move |message: String| InterpError::at(Some(op), message);
+    let region = ctx.body.regions(kernel)[0];
+    let entry =
+        *ctx.body.region(region).blocks.first().ok_or(InterpError::at(Some(kernel), "no body".into()))?;
+    let args: Vec<ValueId> = ctx.body.block(entry).args.clone();
+    let mut hbm = bind(ctx, kernel, &args, inputs)?;
+    let (steps, actions, ops, semaphores) = decode_program(ctx, entry, cfg)?;
+    let queues = cfg.dma_engines as usize + 2;
+    let timing = schedule(&steps, queues, semaphores).map_err(|e| schedule_error(e, &ops))?;
+    let mut order: Vec<usize> = (0..steps.len()).collect();
+    order.sort_by_key(|&k| (timing.start[k], k));
+    let mut dm: HashMap<(u64, u64), Bytes> = HashMap::new();
+    for k in order {
+        if let Action::Copy(dma) = &actions[k] {
+            copy(dma, &mut hbm, &mut dm, cfg).map_err(at(ops[k]))?;
+        }
+    }
+    let mut buffers = IndexMap::new();
+    for (i, (&arg, bytes)) in args.iter().zip(&hbm).enumerate() {
+        let t = as_buf(ctx, ctx.body.value_type(arg)).expect("verified");
+        let dtype = dtype_of(t.elem).expect("checked when bound");
+        buffers.insert(format!("arg{i}"), from_bytes(dtype, bytes.raw()).expect("a whole number of elements"));
+    }
+    let mut names: Vec<String> = (0..cfg.dma_engines).map(|e| format!("dma{e}")).collect();
+    names.extend(["main".to_string(), "sub".to_string()]);
+    Ok(Run { buffers, schedule: timing, queues: names })
+}
+
+/// The HBM buffers, from the inputs bound to them (checked against their types) or empty.
+fn bind(
+    ctx: &Context,
+    kernel: OpId,
+    args: &[ValueId],
+    inputs: &IndexMap<String, Array>,
+) -> Result<Vec<Bytes>, InterpError> {
+    let err = |message: String| InterpError::at(Some(kernel), message);
+    let mut total = 0u64;
+    let mut out = Vec::with_capacity(args.len());
+    for (i, &arg) in args.iter().enumerate() {
+        let t = as_buf(ctx, ctx.body.value_type(arg)).ok_or_else(|| err(format!("argument #{i} is not a buffer")))?;
+        let dtype = dtype_of(t.elem)
+            .ok_or_else(|| err(format!("arg{i}: {} buffers cannot be bound yet", elem_name(t.elem))))?;
+        total = total.saturating_add(t.bytes());
+        if total > MAX_HBM_BYTES {
+            return Err(err(format!("the buffers take more than MAX_HBM_BYTES ({MAX_HBM_BYTES}) bytes")));
+        }
+        let name = format!("arg{i}");
+        out.push(match inputs.get(&name) {
+            None => Bytes::empty(t.bytes() as usize),
+            Some(a) if a.dtype() == dtype && a.len() as u64 == t.len => {
+                Bytes::full(to_bytes(a).expect("a bindable type"))
+            }
+            Some(a) => {
+                return Err(err(format!(
+                    "{name} is {} x {} but its input holds {} x {}",
+                    t.len,
+                    elem_name(t.elem),
+                    a.len(),
+                    a.dtype()
+                )))
+            }
+        });
+    }
+    if let Some(name) = inputs.keys().find(|n| !(0..args.len()).any(|i| **n == format!("arg{i}"))) {
+        return Err(err(format!(
+            "the kernel has no argument '{name}' (it has arg0 ... arg{})",
+            args.len().saturating_sub(1)
+        )));
+    }
+    Ok(out)
+}
+
+type Program = (Vec<Step>, Vec<Action>, Vec<OpId>, usize);
+
+/// Each instruction as a step of the schedule and an action on memory, with the number of semaphores.
+fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> Result<Program, InterpError> {
+    let mut sems: HashMap<ValueId, usize> = HashMap::new();
+    let (mut steps, mut actions, mut ops) = (Vec::new(), Vec::new(), Vec::new());
+    for op in ctx.body.block_ops(entry) {
+        let err = |message: String| InterpError::at(Some(op), message);
+        let (step, action) = match ctx.op_name(op) {
+            "npu.semaphore" => {
+                let v = ctx.body.results(op).next().expect("one result");
+                let n = sems.len();
+                sems.insert(v, n);
+                continue;
+            }
+            "npu.barrier" => (Step { barrier: true, ..Step::default() }, Action::Nothing),
+            "npu.dma" => {
+                let (dma, _) = decode(ctx, op, cfg).map_err(err)?;
+                let buffers =
+                    [&dma.src.memory, &dma.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count();
+                let sync = sync_of(ctx, op, buffers).map_err(err)?;
+                let queue = queue_index(&sync.queue, cfg.dma_engines)
+                    .ok_or_else(|| err(format!("no queue '{}'", sync.queue)))?;
+                let sem = |(v, value): &(ValueId, u64)| sems.get(v).map(|&s| (s, *value));
+                let waits = sync.waits.iter().map(sem).collect::<Option<Vec<_>>>();
+                let signals = sync.signals.iter().map(sem).collect::<Option<Vec<_>>>();
+                let (Some(waits), Some(signals)) = (waits, signals) else {
+                    return Err(err("a semaphore operand is not an npu.semaphore of this kernel".into()));
+                };
+                let step = Step {
+                    queue,
+                    cycles: dma.cycles(cfg),
+                    waits,
+                    signals,
+                    barrier: false,
+                    reads: footprint(&dma.src.memory, &dma.src.pattern).into_iter().collect(),
+                    writes: footprint(&dma.dst.memory, &dma.dst.pattern).into_iter().collect(),
+                };
+                (step, Action::Copy(dma))
+            }
+            other => return Err(err(format!("the interpreter cannot run '{other}' yet"))),
+        };
+        steps.push(step);
+        actions.push(action);
+        ops.push(op);
+    }
+    Ok((steps, actions, ops, sems.len()))
+}
+
+/// The bytes a side touches, as one range of its memory (memories numbered apart: HBM buffers by argument, slices
+/// by position on the chip).
+fn footprint(memory: &Memory, pattern: &super::access::AccessPattern) -> Option<Footprint> {
+    let (low, high) = pattern.range()?;
+    let memory = match *memory {
+        Memory::Hbm { region, .. } => region as u64,
+        Memory::Dm { cluster, slice } => (1 << 32) + (cluster << 16) + slice,
+    };
+    Some(Footprint { memory, low, high })
+}
+
+fn schedule_error(e: ScheduleError, ops: &[OpId]) -> InterpError {
+    match e {
+        ScheduleError::Deadlock(blocked) => {
+            let waits: Vec<String> = blocked
+                .iter()
+                .map(|(_, s, need, have)| format!("semaphore #{s} at {have}, waiting for {need}"))
+                .collect();
+            let message = format!("deadlock: no queue can go on ({})", waits.join("; "));
+            InterpError::at(blocked.first().map(|b| ops[b.0]), message)
+        }
+        ScheduleError::Race(a, b, _) => InterpError {
+            op: Some(ops[b]),
+            message: "races with an instruction on another queue: both touch the same bytes, one writes, and no \
+                      semaphore or barrier orders them"
+                .into(),
+            other: Some(ops[a]),
+        },
+        ScheduleError::NotIncreasing(k, s, from, to) => InterpError::at(
+            Some(ops[k]),
+            format!("sets semaphore #{s} from {from} to {to}: a timeline semaphore only increases"),
+        ),
+        ScheduleError::Malformed(k) => {
+            InterpError::at(ops.get(k).copied(), "names a queue or semaphore the machine does not have".into())
+        }
+    }
+}
+
+/// Carries out `dma`: each packet of the source to its place in the destination.
+fn copy(dma: &Dma, hbm: &mut [Bytes], dm: &mut HashMap<(u64, u64), Bytes>, cfg: &NpuConfig) -> Result<(), String> {
+    let packet = dma.src.pattern.packet as usize;
+    let mut buffer = vec![0u8; packet];
+    for (s, d) in dma.src.pattern.offsets().zip(dma.dst.pattern.offsets()) {
+        let from = (dma.src.pattern.base as i128 + s) as usize; // In bounds: the verifier checked both sides.
+        let to = (dma.dst.pattern.base as i128 + d) as usize;
+        let src = memory(&dma.src.memory, hbm, dm, cfg);
+        buffer.copy_from_slice(src.read(from, packet).map_err(|at| format!("reads byte {at}, which nothing wrote"))?);
+        memory(&dma.dst.memory, hbm, dm, cfg).write(to, &buffer);
+    }
+    Ok(())
+}
+
+fn memory<'m>(
+    memory: &Memory,
+    hbm: &'m mut [Bytes],
+    dm: &'m mut HashMap<(u64, u64), Bytes>,
+    cfg: &NpuConfig,
+) -> &'m mut Bytes {
+    match *memory {
+        Memory::Hbm { region, .. } => &mut hbm[region as usize],
+        Memory::Dm { cluster, slice } => {
+            dm.entry((cluster, slice)).or_insert_with(|| Bytes::empty(cfg.dm_slice_bytes as usize))
+        }
+    }
+}
