@@ -364,7 +364,7 @@ fn random_graph(rows: u64, cols: u64, b: u64, d0: u64, steps: &[Step], conv: Opt
         body.push(format!(
             "  %conv = teg.conv2d %img, %k strides [{s}, {s}] dilations [{d}, {d}] padding [{p}, {p}] : {img}, {k}"
         ));
-        body.push(format!("  %cr = teg.relu %conv"));
+        body.push("  %cr = teg.relu %conv".to_string());
         let (h, w) = ((7 + 2 * p - d - 1) / s + 1, (6 + 2 * p - 2 * d - 1) / s + 1);
         // A second, "same" convolution reads the first one's output: split spatially, its windows need halos.
         let y = format!("!teg.tensor<[n=1, o=2, h={h}, w={w}] x f32>");

@@ -199,7 +199,7 @@ fn python_int(text: &str) -> Option<u64> {
 /// as given: for files [`write`] does not make (Fortran order, hand-made or hostile headers).
 pub fn with_header(dict: &str, data: &[u8]) -> Vec<u8> {
     let mut header = dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
@@ -306,7 +306,7 @@ mod tests {
     #[test]
     fn fortran_order_files_are_read_in_c_order() {
         // Shape (2, 3, 4); the file holds cell (i, j, k) at position i + 2j + 6k, with value 100i + 10j + k.
-        let mut cells = vec![0i32; 24];
+        let mut cells = [0i32; 24];
         for (i, j, k) in (0..2).flat_map(|i| (0..3).flat_map(move |j| (0..4).map(move |k| (i, j, k)))) {
             cells[i + 2 * j + 6 * k] = (100 * i + 10 * j + k) as i32;
         }

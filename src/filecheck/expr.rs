@@ -371,7 +371,7 @@ impl<'c> ExprParser<'c> {
             let at = f.loc();
             precision = match consume_integer(&mut f, 10) {
                 Some(p) if p <= MAX_PRECISION as u128 => p as usize,
-                Some(_) => return err(at, &format!("precision in format specifier is larger than {MAX_PRECISION}")),
+                Some(_) => return err(at, format!("precision in format specifier is larger than {MAX_PRECISION}")),
                 None => return err(f.loc(), "invalid precision in format specifier"),
             };
         }

@@ -85,10 +85,13 @@ pub(super) fn resized(t: &TensorType, b: &ZRange) -> TensorType {
     TensorType { dims, dtype: t.dtype }
 }
 
+/// A box inside an operand, and per dimension the cells a read box had before and after it.
+pub(super) type Clipped = (ZRange, Vec<(u64, u64)>);
+
 /// The part of box `read` inside `v`'s extents, and per dimension the cells of `read` before and after it (the
 /// padding a convolution's window reads at the border); `None` when the box is all border (a window wholly in the
 /// padding).
-pub(super) fn clip(ctx: &Context, v: ValueId, read: &ZRange) -> Result<Option<(ZRange, Vec<(u64, u64)>)>, String> {
+pub(super) fn clip(ctx: &Context, v: ValueId, read: &ZRange) -> Result<Option<Clipped>, String> {
     let t = as_tensor(ctx, ctx.body.value_type(v)).ok_or("an operand is not a tensor")?;
     let whole = ZRange::of_shape(&t.shape());
     let Some(inside) = read.intersect(&whole).filter(|r| !r.is_empty()) else { return Ok(None) };

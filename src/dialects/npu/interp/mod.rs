@@ -79,8 +79,7 @@ pub fn run_kernel(
 ) -> Result<Run, InterpError> {
     let at = |op: OpId| move |message: String| InterpError::at(Some(op), message);
     let region = ctx.body.regions(kernel)[0];
-    let entry =
-        *ctx.body.region(region).blocks.first().ok_or(InterpError::at(Some(kernel), "no body".into()))?;
+    let entry = *ctx.body.region(region).blocks.first().ok_or(InterpError::at(Some(kernel), "no body".into()))?;
     let args: Vec<ValueId> = ctx.body.block(entry).args.clone();
     let mut hbm = bind(ctx, kernel, &args, inputs)?;
     let (steps, actions, ops, semaphores) = decode_program(ctx, entry, cfg)?;

@@ -12,7 +12,7 @@
 //! The verifier applies `dma::Dma::check` with the default machine (`rngd-lite`).
 
 use super::clauses::{elem, int, int_list, int_prop, ints, parse_queue, parse_syncs, print_queue, print_syncs};
-use super::clauses::{str_prop, sync_of};
+use super::clauses::{queue_index, str_prop, sync_of};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::types::{as_buf, elem_name, elem_type, BufType};
@@ -105,7 +105,7 @@ fn dm(cluster: i64, slice: i64, cfg: &NpuConfig) -> Result<Place, String> {
 fn buffer(ctx: &Context, v: ValueId) -> Result<(u32, BufType), String> {
     let t = as_buf(ctx, ctx.body.value_type(v)).ok_or("an HBM side must be an !npu.buf")?.clone();
     match ctx.body.value_def(v) {
-        ValueDef::BlockArg { index, .. } => Ok((index as u32, t)),
+        ValueDef::BlockArg { index, .. } => Ok((index, t)),
         _ => Err("an HBM buffer must be an argument of the kernel".into()),
     }
 }
@@ -133,7 +133,8 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let err = |m: String| op_error(ctx, op, m);
     let (dma, _) = decode(ctx, op, &cfg).map_err(err)?;
     let queue = str_prop(ctx, op, "queue").unwrap_or_default();
-    if !queue.strip_prefix("dma").and_then(|e| e.parse::<u64>().ok()).is_some_and(|e| e < cfg.dma_engines) {
+    // The DMA queues come first among the machine's queues.
+    if queue_index(queue, cfg.dma_engines).is_none_or(|q| q >= cfg.dma_engines as usize) {
         return Err(err(format!("runs on a DMA queue, dma0 ... dma{}, not '{queue}'", cfg.dma_engines - 1)));
     }
     dma.check(&cfg).map_err(err)

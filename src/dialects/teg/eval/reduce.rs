@@ -201,7 +201,7 @@ impl Plan {
                         #[inline(always)]
                         || {
                             for (a, run_of) in acc.iter_mut().zip(x.chunks(per)) {
-                                *a = run_of.chunks(inner).fold(*a, |a, r| run(a, r));
+                                *a = run_of.chunks(inner).fold(*a, &run);
                             }
                         },
                     )
