@@ -1,34 +1,35 @@
-//! The interpreter's memories: byte arrays that remember which bytes hold data (reading a byte nothing wrote is an
-//! error, never a stale value), one per HBM buffer and one per data-memory slice, the slices allocated when first
+//! The interpreter's memories: byte arrays that remember, a bit per byte, which bytes hold data (reading a byte
+//! nothing wrote is an error, never a stale value), one per HBM buffer and one per data-memory slice, the slices allocated when first
 //! touched; and the conversion between a buffer's bytes and an array of its element type (little-endian).
 
 use crate::array::{Array, DType, Data};
 use crate::machine::ElemType;
 use half::{bf16, f16};
 
-/// Bytes and, per byte, whether something wrote it.
+/// Bytes and, per byte, whether something wrote it (a bit per byte).
 #[derive(Clone, Debug)]
 pub struct Bytes {
     data: Vec<u8>,
-    written: Vec<bool>,
+    written: Vec<u64>,
 }
 
 impl Bytes {
     /// `len` bytes nothing has written.
     pub fn empty(len: usize) -> Bytes {
-        Bytes { data: vec![0; len], written: vec![false; len] }
+        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)] }
     }
 
     /// `data`, all written.
     pub fn full(data: Vec<u8>) -> Bytes {
-        let written = vec![true; data.len()];
-        Bytes { data, written }
+        let mut bytes = Bytes { written: vec![0; data.len().div_ceil(64)], data };
+        bytes.mark(0, bytes.data.len());
+        bytes
     }
 
     /// Bytes `[at, at + len)`, or the offset of the first one nothing wrote (the caller checked the bounds).
     pub fn read(&self, at: usize, len: usize) -> Result<&[u8], usize> {
-        match self.written[at..at + len].iter().position(|&w| !w) {
-            Some(k) => Err(at + k),
+        match self.first_unwritten(at, at + len) {
+            Some(k) => Err(k),
             None => Ok(&self.data[at..at + len]),
         }
     }
@@ -36,13 +37,45 @@ impl Bytes {
     /// Writes `bytes` at `at` (the caller checked the bounds).
     pub fn write(&mut self, at: usize, bytes: &[u8]) {
         self.data[at..at + bytes.len()].copy_from_slice(bytes);
-        self.written[at..at + bytes.len()].fill(true);
+        self.mark(at, at + bytes.len());
     }
 
     /// The bytes, whether written or not (unwritten ones are 0).
     pub fn raw(&self) -> &[u8] {
         &self.data
     }
+
+    /// Marks `[from, to)` written, a word at a time.
+    fn mark(&mut self, from: usize, to: usize) {
+        let mut at = from;
+        while at < to {
+            let (word, bit) = (at / 64, at % 64);
+            let n = (64 - bit).min(to - at);
+            self.written[word] |= mask(bit, n);
+            at += n;
+        }
+    }
+
+    /// The first byte of `[from, to)` nothing wrote, a word at a time.
+    fn first_unwritten(&self, from: usize, to: usize) -> Option<usize> {
+        let mut at = from;
+        while at < to {
+            let (word, bit) = (at / 64, at % 64);
+            let n = (64 - bit).min(to - at);
+            let missing = !self.written[word] & mask(bit, n);
+            if missing != 0 {
+                return Some(word * 64 + missing.trailing_zeros() as usize);
+            }
+            at += n;
+        }
+        None
+    }
+}
+
+/// `n` bits from bit `bit` (`bit + n <= 64`).
+fn mask(bit: usize, n: usize) -> u64 {
+    let ones = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
+    ones << bit
 }
 
 /// The array type a buffer of `elem` binds to, if arrays have one.
@@ -59,12 +92,19 @@ pub fn dtype_of(elem: ElemType) -> Option<DType> {
 
 /// The little-endian bytes of `array`'s elements.
 pub fn to_bytes(array: &Array) -> Option<Vec<u8>> {
+    fn pack<T: Copy, const N: usize>(v: &[T], bytes: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        let mut out = vec![0u8; v.len() * N];
+        for (chunk, &x) in out.chunks_exact_mut(N).zip(v) {
+            chunk.copy_from_slice(&bytes(x));
+        }
+        out
+    }
     Some(match array.data() {
-        Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        Data::BF16(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
-        Data::F16(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
-        Data::I8(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-        Data::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        Data::F32(v) => pack(v, f32::to_le_bytes),
+        Data::BF16(v) => pack(v, |x: bf16| x.to_bits().to_le_bytes()),
+        Data::F16(v) => pack(v, |x: f16| x.to_bits().to_le_bytes()),
+        Data::I8(v) => pack(v, i8::to_le_bytes),
+        Data::I32(v) => pack(v, i32::to_le_bytes),
         _ => return None,
     })
 }
@@ -85,4 +125,19 @@ pub fn from_bytes(dtype: DType, bytes: &[u8]) -> Option<Array> {
     };
     let len = data.len() as u64;
     Array::new(vec![len], data).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_bytes_are_tracked_across_words() {
+        let mut m = Bytes::empty(200);
+        m.write(60, &[7; 70]);
+        assert_eq!(m.read(60, 70).unwrap(), &[7; 70][..]);
+        assert_eq!(m.read(59, 2), Err(59));
+        assert_eq!(m.read(100, 40), Err(130));
+        assert_eq!(Bytes::full(vec![1; 129]).read(0, 129).unwrap().len(), 129);
+    }
 }
