@@ -5,8 +5,8 @@
 //!
 //! The kernel's buffers are its arguments, named `arg0`, `arg1`, ... in order: each is bound to an array of its
 //! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer is
-//! returned at the end. This version runs `npu.semaphore`, `npu.barrier` and `npu.dma`; other instructions are an
-//! error at the instruction.
+//! returned at the end. This version runs `npu.semaphore`, `npu.barrier`, `npu.dma` and `npu.memset`; other
+//! instructions are an error at the instruction.
 
 pub mod memory;
 pub mod schedule;
@@ -14,6 +14,7 @@ pub mod schedule;
 use super::dma::{Dma, Memory};
 use super::ops::clauses::{queue_index, sync_of};
 use super::ops::dma_op::decode;
+use super::ops::memset::{self, Memset, Space};
 use super::types::{as_buf, elem_name};
 use crate::array::Array;
 use crate::ir::{Context, OpId, ValueId};
@@ -68,7 +69,11 @@ pub struct Run {
 enum Action {
     Nothing,
     Copy(Dma),
+    Fill(Memset),
 }
+
+/// The on-chip memories by space and slice, each allocated when first touched.
+type OnChip = HashMap<(Space, u64, u64), Bytes>;
 
 /// Runs `kernel` with `inputs` bound by argument name on the machine `cfg`.
 pub fn run_kernel(
@@ -87,10 +92,12 @@ pub fn run_kernel(
     let timing = schedule(&steps, queues, semaphores).map_err(|e| schedule_error(e, &ops))?;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&k| (timing.start[k], k));
-    let mut dm: HashMap<(u64, u64), Bytes> = HashMap::new();
+    let mut chip: OnChip = HashMap::new();
     for k in order {
-        if let Action::Copy(dma) = &actions[k] {
-            copy(dma, &mut hbm, &mut dm, cfg).map_err(at(ops[k]))?;
+        match &actions[k] {
+            Action::Copy(dma) => copy(dma, &mut hbm, &mut chip, cfg).map_err(at(ops[k]))?,
+            Action::Fill(m) => fill(m, &mut chip, cfg),
+            Action::Nothing => {}
         }
     }
     let mut buffers = IndexMap::new();
@@ -167,26 +174,22 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
             "npu.dma" => {
                 let (dma, _) = decode(ctx, op, cfg).map_err(err)?;
                 let buffers =
-                    [&dma.src.memory, &dma.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count();
-                let sync = sync_of(ctx, op, buffers).map_err(err)?;
-                let queue = queue_index(&sync.queue, cfg.dma_engines)
-                    .ok_or_else(|| err(format!("no queue '{}'", sync.queue)))?;
-                let sem = |(v, value): &(ValueId, u64)| sems.get(v).map(|&s| (s, *value));
-                let waits = sync.waits.iter().map(sem).collect::<Option<Vec<_>>>();
-                let signals = sync.signals.iter().map(sem).collect::<Option<Vec<_>>>();
-                let (Some(waits), Some(signals)) = (waits, signals) else {
-                    return Err(err("a semaphore operand is not an npu.semaphore of this kernel".into()));
-                };
-                let step = Step {
-                    queue,
-                    cycles: dma.cycles(cfg),
-                    waits,
-                    signals,
-                    barrier: false,
-                    reads: footprint(&dma.src.memory, &dma.src.pattern).into_iter().collect(),
-                    writes: footprint(&dma.dst.memory, &dma.dst.pattern).into_iter().collect(),
-                };
+                    [dma.src.memory, dma.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count();
+                let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
+                step.cycles = dma.cycles(cfg);
+                step.reads = footprint(&dma.src.memory, &dma.src.pattern).into_iter().collect();
+                step.writes = footprint(&dma.dst.memory, &dma.dst.pattern).into_iter().collect();
                 (step, Action::Copy(dma))
+            }
+            "npu.memset" => {
+                let m = memset::decode(ctx, op).map_err(err)?;
+                let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
+                step.cycles = m.cycles(cfg);
+                if let Some((low, high)) = m.pattern.range() {
+                    let slice = |s: u64| Footprint { memory: on_chip_id(m.space, m.cluster, s), low, high };
+                    step.writes = (m.slices.0..m.slices.1).map(slice).collect();
+                }
+                (step, Action::Fill(m))
             }
             other => return Err(err(format!("the interpreter cannot run '{other}' yet"))),
         };
@@ -197,15 +200,55 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
     Ok((steps, actions, ops, sems.len()))
 }
 
-/// The bytes a side touches, as one range of its memory (memories numbered apart: HBM buffers by argument, slices
-/// by position on the chip).
+/// A step of `op` on its queue with its semaphores (after `buffers` buffer operands); cycles and footprints to fill.
+fn synced(
+    ctx: &Context,
+    op: OpId,
+    buffers: usize,
+    sems: &HashMap<ValueId, usize>,
+    cfg: &NpuConfig,
+) -> Result<Step, String> {
+    let sync = sync_of(ctx, op, buffers)?;
+    let queue = queue_index(&sync.queue, cfg.dma_engines).ok_or_else(|| format!("no queue '{}'", sync.queue))?;
+    let sem = |(v, value): &(ValueId, u64)| sems.get(v).map(|&s| (s, *value));
+    let waits = sync.waits.iter().map(sem).collect::<Option<Vec<_>>>();
+    let signals = sync.signals.iter().map(sem).collect::<Option<Vec<_>>>();
+    let (Some(waits), Some(signals)) = (waits, signals) else {
+        return Err("a semaphore operand is not an npu.semaphore of this kernel".into());
+    };
+    Ok(Step { queue, waits, signals, ..Step::default() })
+}
+
+/// The number the schedule knows a slice's memory by (HBM buffers are numbered by argument, below 2^32).
+fn on_chip_id(space: Space, cluster: u64, slice: u64) -> u64 {
+    let space = match space {
+        Space::Dm => 1u64,
+        Space::Acc => 2,
+    };
+    (space << 32) + (cluster << 16) + slice
+}
+
+/// The bytes a side touches, as one range of its memory.
 fn footprint(memory: &Memory, pattern: &super::access::AccessPattern) -> Option<Footprint> {
     let (low, high) = pattern.range()?;
     let memory = match *memory {
         Memory::Hbm { region, .. } => region as u64,
-        Memory::Dm { cluster, slice } => (1 << 32) + (cluster << 16) + slice,
+        Memory::Dm { cluster, slice } => on_chip_id(Space::Dm, cluster, slice),
     };
     Some(Footprint { memory, low, high })
+}
+
+/// Carries out `m`: the value in every packet of every slice of its range.
+fn fill(m: &Memset, chip: &mut OnChip, cfg: &NpuConfig) {
+    let element = m.element();
+    let packet: Vec<u8> = element.iter().copied().cycle().take(m.pattern.packet as usize).collect();
+    for slice in m.slices.0..m.slices.1 {
+        let capacity = m.space.capacity(cfg) as usize;
+        let bytes = chip.entry((m.space, m.cluster, slice)).or_insert_with(|| Bytes::empty(capacity));
+        for offset in m.pattern.offsets() {
+            bytes.write((m.pattern.base as i128 + offset) as usize, &packet); // In bounds: verified.
+        }
+    }
 }
 
 fn schedule_error(e: ScheduleError, ops: &[OpId]) -> InterpError {
@@ -236,7 +279,7 @@ fn schedule_error(e: ScheduleError, ops: &[OpId]) -> InterpError {
 }
 
 /// Carries out `dma`: each packet of the source to its place in the destination.
-fn copy(dma: &Dma, hbm: &mut [Bytes], dm: &mut HashMap<(u64, u64), Bytes>, cfg: &NpuConfig) -> Result<(), String> {
+fn copy(dma: &Dma, hbm: &mut [Bytes], dm: &mut OnChip, cfg: &NpuConfig) -> Result<(), String> {
     let packet = dma.src.pattern.packet as usize;
     let mut buffer = vec![0u8; packet];
     for (s, d) in dma.src.pattern.offsets().zip(dma.dst.pattern.offsets()) {
@@ -249,16 +292,11 @@ fn copy(dma: &Dma, hbm: &mut [Bytes], dm: &mut HashMap<(u64, u64), Bytes>, cfg: 
     Ok(())
 }
 
-fn memory<'m>(
-    memory: &Memory,
-    hbm: &'m mut [Bytes],
-    dm: &'m mut HashMap<(u64, u64), Bytes>,
-    cfg: &NpuConfig,
-) -> &'m mut Bytes {
+fn memory<'m>(memory: &Memory, hbm: &'m mut [Bytes], dm: &'m mut OnChip, cfg: &NpuConfig) -> &'m mut Bytes {
     match *memory {
         Memory::Hbm { region, .. } => &mut hbm[region as usize],
         Memory::Dm { cluster, slice } => {
-            dm.entry((cluster, slice)).or_insert_with(|| Bytes::empty(cfg.dm_slice_bytes as usize))
+            dm.entry((Space::Dm, cluster, slice)).or_insert_with(|| Bytes::empty(cfg.dm_slice_bytes as usize))
         }
     }
 }
