@@ -88,6 +88,15 @@ impl AccessPattern {
         Offsets { loops: &self.loops, index: vec![0; self.loops.len()], offset: 0, done: empty }
     }
 
+    /// The first of the base, the packet and the strides that is not a multiple of `align`, named, with its value
+    /// (what a write into data memory must avoid).
+    pub fn misaligned(&self, align: i64) -> Option<(&'static str, i64)> {
+        [("base", self.base as i64), ("packet", self.packet as i64)]
+            .into_iter()
+            .chain(self.loops.iter().map(|l| ("stride", l.stride)))
+            .find(|(_, v)| v % align.max(1) != 0)
+    }
+
     /// The longest run of contiguous bytes the pattern moves at once: the packet, grown by each innermost loop
     /// whose stride equals the run so far (the vISA sequencer's `contiguous_run`).
     pub fn contiguous_run(&self) -> u64 {

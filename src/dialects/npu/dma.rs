@@ -84,11 +84,7 @@ impl Dma {
         let align = cfg.dm_write_align as i64;
         let dst = &self.dst.pattern;
         if matches!(self.dst.memory, Memory::Dm { .. }) {
-            let bad = [("base", dst.base as i64), ("packet", dst.packet as i64)]
-                .into_iter()
-                .chain(dst.loops.iter().map(|l| ("stride", l.stride)))
-                .find(|(_, v)| v % align != 0);
-            if let Some((what, v)) = bad {
+            if let Some((what, v)) = dst.misaligned(align) {
                 return Err(format!("writes into DM must be {align}-byte aligned, but the destination {what} is {v}"));
             }
         }

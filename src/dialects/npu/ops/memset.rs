@@ -143,15 +143,11 @@ pub fn check(m: &Memset, cfg: &NpuConfig) -> Result<(), String> {
         return Err(format!("cannot fill {} with {} elements", space_name(m.space), elem_name(m.dtype)));
     }
     let p = &m.pattern;
-    if p.packet as u64 % bytes != 0 {
+    if !(p.packet as u64).is_multiple_of(bytes) {
         return Err(format!("a packet of {} B is not a whole number of {} elements", p.packet, elem_name(m.dtype)));
     }
     let align = cfg.dm_write_align as i64;
-    let misaligned = [("base", p.base as i64), ("packet", p.packet as i64)]
-        .into_iter()
-        .chain(p.loops.iter().map(|l| ("stride", l.stride)))
-        .find(|(_, v)| v % align != 0);
-    if let (Space::Dm, Some((what, v))) = (m.space, misaligned) {
+    if let (Space::Dm, Some((what, v))) = (m.space, p.misaligned(align)) {
         return Err(format!("writes into DM must be {align}-byte aligned, but the {what} is {v}"));
     }
     let size = m.space.capacity(cfg);
