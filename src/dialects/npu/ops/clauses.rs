@@ -81,6 +81,51 @@ pub fn elem(p: &mut CustomParser<'_, '_>) -> Result<ElemType, Diagnostic> {
     elem_type(&name).map_err(|e| Diagnostic::error(loc, e.message))
 }
 
+/// Parses `[(a, b, ...), ...]`, tuples of `arity` integers, into an array of integer arrays.
+pub fn parse_tuples(p: &mut CustomParser<'_, '_>, arity: usize) -> Result<AttrId, Diagnostic> {
+    let (items, loc) = p.group(Delim::Square)?;
+    let mut list = p.nested(items, loc);
+    let mut tuples = Vec::new();
+    while !list.at_end() {
+        if !tuples.is_empty() {
+            list.expect_punct(",")?;
+        }
+        let (items, loc) = list.group(Delim::Paren)?;
+        let mut tuple = list.nested(items, loc);
+        let mut values = Vec::with_capacity(arity);
+        for k in 0..arity {
+            if k > 0 {
+                tuple.expect_punct(",")?;
+            }
+            values.push(int(&mut tuple)?);
+        }
+        tuple.expect_end()?;
+        tuples.push(int_list(list.ctx(), &values));
+    }
+    Ok(p.ctx().attr(Attr::Array(tuples.into())))
+}
+
+/// Property `name` of `op` as tuples of `arity` integers, each tuple's first (a loop count) fitting a `u32`.
+pub fn loops_prop(ctx: &Context, op: OpId, name: &str, arity: usize) -> Result<Vec<Vec<i64>>, String> {
+    let bad = || format!("'{name}' must be a list of [count, stride{}]", if arity == 3 { ", stride" } else { "" });
+    let Some(Attr::Array(items)) = ctx.op_attr(op, name).map(|a| ctx.attr_data(a)) else { return Err(bad()) };
+    let mut out = Vec::with_capacity(items.len());
+    for &item in items.iter() {
+        let Attr::Array(tuple) = ctx.attr_data(item) else { return Err(bad()) };
+        let values: Vec<i64> = tuple
+            .iter()
+            .map(|&v| ctx.attr_data(v).as_int().and_then(|v| i64::try_from(v).ok()))
+            .collect::<Option<_>>()
+            .filter(|v: &Vec<i64>| v.len() == arity)
+            .ok_or_else(bad)?;
+        if u32::try_from(values[0]).is_err() {
+            return Err(format!("a loop count of {} does not fit a u32", values[0]));
+        }
+        out.push(values);
+    }
+    Ok(out)
+}
+
 /// An array attribute of `i64` integers.
 pub fn int_list(ctx: &mut Context, values: &[i64]) -> AttrId {
     let i64t = ctx.int_type(64);

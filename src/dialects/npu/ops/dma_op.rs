@@ -12,14 +12,14 @@
 //! The verifier applies `dma::Dma::check` with the default machine (`rngd-lite`).
 
 use super::clauses::{elem, int, int_list, int_prop, ints, parse_queue, parse_syncs, print_queue, print_syncs};
-use super::clauses::{queue_index, str_prop, sync_of};
+use super::clauses::{loops_prop, parse_tuples, queue_index, str_prop, sync_of};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::types::{as_buf, elem_name, elem_type, BufType};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
 use crate::ir::verify::op_error;
-use crate::ir::{Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, ValueDef, ValueId};
+use crate::ir::{Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, ValueDef, ValueId};
 use crate::machine::NpuConfig;
 use std::fmt;
 
@@ -112,20 +112,7 @@ fn buffer(ctx: &Context, v: ValueId) -> Result<(u32, BufType), String> {
 
 /// `loops` as `[count, src_stride, dst_stride]` triples, counts fitting a u32.
 fn loops_of(ctx: &Context, op: OpId) -> Result<Vec<[i64; 3]>, String> {
-    let bad = || "'loops' must be a list of [count, source stride, destination stride]".to_string();
-    let Some(Attr::Array(items)) = ctx.op_attr(op, "loops").map(|a| ctx.attr_data(a)) else { return Err(bad()) };
-    let mut out = Vec::with_capacity(items.len());
-    for &item in items.iter() {
-        let Attr::Array(triple) = ctx.attr_data(item) else { return Err(bad()) };
-        let values: Option<Vec<i64>> =
-            triple.iter().map(|&v| ctx.attr_data(v).as_int().and_then(|v| i64::try_from(v).ok())).collect();
-        let [count, src, dst] = values.ok_or_else(bad)?[..] else { return Err(bad()) };
-        if u32::try_from(count).is_err() {
-            return Err(format!("a loop count of {count} does not fit a u32"));
-        }
-        out.push([count, src, dst]);
-    }
-    Ok(out)
+    Ok(loops_prop(ctx, op, "loops", 3)?.into_iter().map(|l| [l[0], l[1], l[2]]).collect())
 }
 
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
@@ -150,7 +137,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
         parse_side(p, &mut op, which)?;
     }
     p.expect_keyword("loops")?;
-    let loops = parse_loops(p)?;
+    let loops = parse_tuples(p, 3)?;
     p.expect_keyword("packet")?;
     let packet = int(p)?;
     p.expect_punct(":")?;
@@ -211,28 +198,6 @@ fn parse_side<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, which: &s
         op.props.push((key, v));
     }
     Ok(())
-}
-
-/// `[(32, 1024, 64), (2, 8, 8)]`.
-fn parse_loops(p: &mut CustomParser<'_, '_>) -> Result<crate::ir::AttrId, Diagnostic> {
-    let (items, loc) = p.group(Delim::Square)?;
-    let mut inner = p.nested(items, loc);
-    let mut loops = Vec::new();
-    while !inner.at_end() {
-        if !loops.is_empty() {
-            inner.expect_punct(",")?;
-        }
-        let (items, loc) = inner.group(Delim::Paren)?;
-        let mut triple = inner.nested(items, loc);
-        let count = int(&mut triple)?;
-        triple.expect_punct(",")?;
-        let src = int(&mut triple)?;
-        triple.expect_punct(",")?;
-        let dst = int(&mut triple)?;
-        triple.expect_end()?;
-        loops.push(int_list(inner.ctx(), &[count, src, dst]));
-    }
-    Ok(p.ctx().attr(Attr::Array(loops.into())))
 }
 
 fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {

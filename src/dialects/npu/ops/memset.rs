@@ -11,7 +11,7 @@
 //! (`[[count, stride], ...]`), `packet`, `value`, `dtype`, `waits`, `signals`; operands: the semaphores.
 
 use super::clauses::{elem, int, int_list, int_prop, ints, parse_queue, parse_syncs, print_queue, print_syncs};
-use super::clauses::{queue_index, str_prop, sync_of};
+use super::clauses::{loops_prop, parse_tuples, queue_index, str_prop, sync_of};
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
 use crate::dialects::npu::types::{elem_name, elem_type};
 use crate::ir::asm::{CustomParser, Delim, ParsedOp};
@@ -108,17 +108,7 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<Memset, String> {
         return Err(format!("slices {first}:{end} must not be negative"));
     };
     let packet = int_prop(ctx, op, "packet").and_then(|p| u32::try_from(p).ok()).ok_or("'packet' must fit a u32")?;
-    let bad = || "'loops' must be a list of [count, stride]".to_string();
-    let Some(Attr::Array(items)) = ctx.op_attr(op, "loops").map(|a| ctx.attr_data(a)) else { return Err(bad()) };
-    let mut loops = Vec::with_capacity(items.len());
-    for &item in items.iter() {
-        let Attr::Array(pair) = ctx.attr_data(item) else { return Err(bad()) };
-        let values: Option<Vec<i64>> =
-            pair.iter().map(|&v| ctx.attr_data(v).as_int().and_then(|v| i64::try_from(v).ok())).collect();
-        let [count, stride] = values.ok_or_else(bad)?[..] else { return Err(bad()) };
-        let count = u32::try_from(count).map_err(|_| format!("a loop count of {count} does not fit a u32"))?;
-        loops.push((count, stride));
-    }
+    let loops: Vec<(u32, i64)> = loops_prop(ctx, op, "loops", 2)?.iter().map(|l| (l[0] as u32, l[1])).collect();
     let dtype = elem_type(str_prop(ctx, op, "dtype").ok_or("needs 'dtype'")?).map_err(|e| e.message)?;
     let value = match ctx.op_attr(op, "value").map(|a| ctx.attr_data(a)) {
         Some(Attr::Float { bits, .. }) => f64::from_bits(*bits),
@@ -201,21 +191,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let base = int(&mut dst)?;
     dst.expect_punct(",")?;
     dst.expect_keyword("loops")?;
-    let (items, loc) = dst.group(Delim::Square)?;
-    let mut list = dst.nested(items, loc);
-    let mut loops = Vec::new();
-    while !list.at_end() {
-        if !loops.is_empty() {
-            list.expect_punct(",")?;
-        }
-        let (items, loc) = list.group(Delim::Paren)?;
-        let mut pair = list.nested(items, loc);
-        let count = int(&mut pair)?;
-        pair.expect_punct(",")?;
-        let stride = int(&mut pair)?;
-        pair.expect_end()?;
-        loops.push(int_list(list.ctx(), &[count, stride]));
-    }
+    let loops = parse_tuples(&mut dst, 2)?;
     dst.expect_punct(",")?;
     dst.expect_keyword("packet")?;
     let packet = int(&mut dst)?;
@@ -230,7 +206,6 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     p.expect_end()?;
     let ctx = p.ctx();
     let i64t = ctx.int_type(64);
-    let loops = ctx.attr(Attr::Array(loops.into()));
     let slices = int_list(ctx, &[first, end]);
     let entries = [
         ("space", ctx.string_attr(space)),
