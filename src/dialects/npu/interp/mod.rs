@@ -5,8 +5,8 @@
 //!
 //! The kernel's buffers are its arguments, named `arg0`, `arg1`, ... in order: each is bound to an array of its
 //! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer is
-//! returned at the end. This version runs `npu.semaphore`, `npu.barrier`, `npu.dma` and `npu.memset`; other
-//! instructions are an error at the instruction.
+//! returned at the end. This version runs `npu.semaphore`, `npu.barrier`, `npu.dma`, `npu.memset` and the vector
+//! ops; other instructions are an error at the instruction.
 
 pub mod memory;
 pub mod schedule;
@@ -14,7 +14,9 @@ pub mod schedule;
 use super::dma::{Dma, Memory};
 use super::ops::clauses::{queue_index, sync_of};
 use super::ops::dma_op::decode;
-use super::ops::memset::{self, Memset, Space};
+use super::ops::memset::{self, Memset};
+use super::ops::onchip::{Operand, Space};
+use super::ops::vector::{self, Vector};
 use super::types::{as_buf, elem_name};
 use crate::array::Array;
 use crate::ir::{Context, OpId, ValueId};
@@ -70,6 +72,7 @@ enum Action {
     Nothing,
     Copy(Dma),
     Fill(Memset),
+    Vector(Vector),
 }
 
 /// The on-chip memories by space and slice, each allocated when first touched.
@@ -97,6 +100,7 @@ pub fn run_kernel(
         match &actions[k] {
             Action::Copy(dma) => copy(dma, &mut hbm, &mut chip, cfg).map_err(at(ops[k]))?,
             Action::Fill(m) => fill(m, &mut chip, cfg),
+            Action::Vector(v) => vector(v, &mut chip, cfg).map_err(at(ops[k]))?,
             Action::Nothing => {}
         }
     }
@@ -185,11 +189,26 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 let m = memset::decode(ctx, op).map_err(err)?;
                 let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
                 step.cycles = m.cycles(cfg);
-                if let Some((low, high)) = m.pattern.range() {
-                    let slice = |s: u64| Footprint { memory: on_chip_id(m.space, m.cluster, s), low, high };
-                    step.writes = (m.slices.0..m.slices.1).map(slice).collect();
+                if let Some((low, high)) = m.dst.pattern.range() {
+                    let slice = |s: u64| Footprint { memory: on_chip_id(m.dst.space, m.slices.cluster, s), low, high };
+                    step.writes = (m.slices.first..m.slices.end).map(slice).collect();
                 }
                 (step, Action::Fill(m))
+            }
+            "npu.vec.unary" | "npu.vec.binary" => {
+                let v = vector::decode(ctx, op).map_err(err)?;
+                let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
+                step.cycles = v.cycles(cfg);
+                let on_slices = |o: &Operand| -> Vec<Footprint> {
+                    let Some((low, high)) = o.pattern.range() else { return Vec::new() };
+                    let s = v.slices;
+                    (s.first..s.end)
+                        .map(|k| Footprint { memory: on_chip_id(o.space, s.cluster, k), low, high })
+                        .collect()
+                };
+                step.reads = v.reads().into_iter().flat_map(on_slices).collect();
+                step.writes = on_slices(&v.dst);
+                (step, Action::Vector(v))
             }
             other => return Err(err(format!("the interpreter cannot run '{other}' yet"))),
         };
@@ -241,14 +260,48 @@ fn footprint(memory: &Memory, pattern: &super::access::AccessPattern) -> Option<
 /// Carries out `m`: the value in every packet of every slice of its range.
 fn fill(m: &Memset, chip: &mut OnChip, cfg: &NpuConfig) {
     let element = m.element();
-    let packet: Vec<u8> = element.iter().copied().cycle().take(m.pattern.packet as usize).collect();
-    for slice in m.slices.0..m.slices.1 {
-        let capacity = m.space.capacity(cfg) as usize;
-        let bytes = chip.entry((m.space, m.cluster, slice)).or_insert_with(|| Bytes::empty(capacity));
-        for offset in m.pattern.offsets() {
-            bytes.write((m.pattern.base as i128 + offset) as usize, &packet); // In bounds: verified.
+    let pattern = &m.dst.pattern;
+    let packet: Vec<u8> = element.iter().copied().cycle().take(pattern.packet as usize).collect();
+    for slice in m.slices.first..m.slices.end {
+        let bytes = on_chip(chip, m.dst.space, m.slices.cluster, slice, cfg);
+        for offset in pattern.offsets() {
+            bytes.write((pattern.base as i128 + offset) as usize, &packet); // In bounds: verified.
         }
     }
+}
+
+/// Carries out `v` on each of its slices: gathers the operands' elements, applies the function, scatters the
+/// results.
+fn vector(v: &Vector, chip: &mut OnChip, cfg: &NpuConfig) -> Result<(), String> {
+    for slice in v.slices.first..v.slices.end {
+        let mut inputs = Vec::new();
+        for o in v.reads() {
+            let bytes = on_chip(chip, o.space, v.slices.cluster, slice, cfg);
+            let mut gathered = Vec::with_capacity(o.pattern.bytes().unwrap_or(0) as usize);
+            for offset in o.pattern.offsets() {
+                let at = (o.pattern.base as i128 + offset) as usize; // In bounds: verified.
+                let packet = bytes.read(at, o.pattern.packet as usize);
+                gathered.extend_from_slice(
+                    packet.map_err(|b| {
+                        format!("reads byte {b} of {} slice {slice}, which nothing wrote", o.space.name())
+                    })?,
+                );
+            }
+            inputs.push(gathered.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect());
+        }
+        let results: Vec<u8> = v.apply(&inputs)?.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let bytes = on_chip(chip, v.dst.space, v.slices.cluster, slice, cfg);
+        let packet = v.dst.pattern.packet as usize;
+        for (offset, chunk) in v.dst.pattern.offsets().zip(results.chunks_exact(packet.max(1))) {
+            bytes.write((v.dst.pattern.base as i128 + offset) as usize, chunk);
+        }
+    }
+    Ok(())
+}
+
+/// A slice's memory of `space`, allocated when first touched.
+fn on_chip<'m>(chip: &'m mut OnChip, space: Space, cluster: u64, slice: u64, cfg: &NpuConfig) -> &'m mut Bytes {
+    chip.entry((space, cluster, slice)).or_insert_with(|| Bytes::empty(space.capacity(cfg) as usize))
 }
 
 fn schedule_error(e: ScheduleError, ops: &[OpId]) -> InterpError {
@@ -292,11 +345,9 @@ fn copy(dma: &Dma, hbm: &mut [Bytes], dm: &mut OnChip, cfg: &NpuConfig) -> Resul
     Ok(())
 }
 
-fn memory<'m>(memory: &Memory, hbm: &'m mut [Bytes], dm: &'m mut OnChip, cfg: &NpuConfig) -> &'m mut Bytes {
+fn memory<'m>(memory: &Memory, hbm: &'m mut [Bytes], chip: &'m mut OnChip, cfg: &NpuConfig) -> &'m mut Bytes {
     match *memory {
         Memory::Hbm { region, .. } => &mut hbm[region as usize],
-        Memory::Dm { cluster, slice } => {
-            dm.entry((Space::Dm, cluster, slice)).or_insert_with(|| Bytes::empty(cfg.dm_slice_bytes as usize))
-        }
+        Memory::Dm { cluster, slice } => on_chip(chip, Space::Dm, cluster, slice, cfg),
     }
 }

@@ -1,0 +1,205 @@
+//! The operands of compute instructions. A compute instruction runs on a range of slices of one cluster at once
+//! (`on(0, 0:16)`: SPMD, each slice on its own memories), and names each operand by an access pattern into an
+//! on-chip space of those slices: `src(dm, base 0, loops [(4, 256)], packet 64)`. Its elements are the pattern's
+//! bytes in order.
+//!
+//! Properties: `cluster` and `slices` (`[first, end)`) once per instruction; per operand `name`, `name_space`
+//! (`"dm"` or `"acc"`), `name_base`, `name_loops` (`[[count, stride], ...]`) and `name_packet`.
+
+use super::clauses::{int, int_list, int_prop, ints, loops_prop, parse_tuples, str_prop};
+use crate::dialects::npu::access::{AccessPattern, Injectivity};
+use crate::ir::asm::{CustomParser, Delim, ParsedOp};
+use crate::ir::print::OpPrinter;
+use crate::ir::{Context, Diagnostic, OpId};
+use crate::machine::NpuConfig;
+use std::fmt;
+
+/// On-chip memories an instruction names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// A slice's data memory.
+    Dm,
+    /// A slice's accumulator.
+    Acc,
+}
+
+impl Space {
+    /// The bytes one slice holds of it.
+    pub fn capacity(self, cfg: &NpuConfig) -> u64 {
+        match self {
+            Space::Dm => cfg.dm_slice_bytes,
+            Space::Acc => cfg.acc_slice_bytes,
+        }
+    }
+
+    /// `dm` or `acc`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Space::Dm => "dm",
+            Space::Acc => "acc",
+        }
+    }
+}
+
+/// The slices an instruction runs on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Slices {
+    /// The cluster.
+    pub cluster: u64,
+    /// First slice.
+    pub first: u64,
+    /// One past the last slice.
+    pub end: u64,
+}
+
+/// One operand: a space and the pattern of its bytes on each slice.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// The space.
+    pub space: Space,
+    /// The bytes, on every slice.
+    pub pattern: AccessPattern,
+}
+
+/// Parses `on(cluster, first:end)` (or `on(cluster, slice)`).
+pub fn parse_slices<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
+    p.expect_keyword("on")?;
+    let (items, loc) = p.group(Delim::Paren)?;
+    let mut at = p.nested(items, loc);
+    let cluster = int(&mut at)?;
+    at.expect_punct(",")?;
+    let first = int(&mut at)?;
+    let end = if at.eat_punct(":") { int(&mut at)? } else { first + 1 };
+    at.expect_end()?;
+    let ctx = p.ctx();
+    let i64t = ctx.int_type(64);
+    let entries = [("cluster", ctx.int_attr(cluster as i128, i64t)), ("slices", int_list(ctx, &[first, end]))];
+    for (k, v) in entries {
+        let key = ctx.sym(k);
+        op.props.push((key, v));
+    }
+    Ok(())
+}
+
+/// Parses `name(space, base B, loops [(count, stride), ...], packet P)`.
+pub fn parse_operand<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, name: &str) -> Result<(), Diagnostic> {
+    p.expect_keyword(name)?;
+    let (items, loc) = p.group(Delim::Paren)?;
+    let mut inner = p.nested(items, loc);
+    let space = if inner.eat_keyword("acc") { "acc" } else { inner.expect_keyword("dm").map(|_| "dm")? };
+    inner.expect_punct(",")?;
+    inner.expect_keyword("base")?;
+    let base = int(&mut inner)?;
+    inner.expect_punct(",")?;
+    inner.expect_keyword("loops")?;
+    let loops = parse_tuples(&mut inner, 2)?;
+    inner.expect_punct(",")?;
+    inner.expect_keyword("packet")?;
+    let packet = int(&mut inner)?;
+    inner.expect_end()?;
+    let ctx = p.ctx();
+    let i64t = ctx.int_type(64);
+    let entries = [
+        ("space", ctx.string_attr(space)),
+        ("base", ctx.int_attr(base as i128, i64t)),
+        ("loops", loops),
+        ("packet", ctx.int_attr(packet as i128, i64t)),
+    ];
+    for (k, v) in entries {
+        let key = ctx.sym(&format!("{name}_{k}"));
+        op.props.push((key, v));
+    }
+    Ok(())
+}
+
+/// The slices of `op`.
+pub fn slices_of(ctx: &Context, op: OpId) -> Result<Slices, String> {
+    let cluster = int_prop(ctx, op, "cluster")
+        .and_then(|c| u64::try_from(c).ok())
+        .ok_or("'cluster' must be a non-negative integer")?;
+    let bad = || "'slices' must be [first, end]".to_string();
+    let [first, end] = ints(ctx, op, "slices").ok_or_else(bad)?[..] else { return Err(bad()) };
+    match (u64::try_from(first), u64::try_from(end)) {
+        (Ok(first), Ok(end)) => Ok(Slices { cluster, first, end }),
+        _ => Err(format!("slices {first}:{end} must not be negative")),
+    }
+}
+
+/// Operand `name` of `op`.
+pub fn operand_of(ctx: &Context, op: OpId, name: &str) -> Result<Operand, String> {
+    let space = match str_prop(ctx, op, &format!("{name}_space")) {
+        Some("dm") => Space::Dm,
+        Some("acc") => Space::Acc,
+        _ => return Err(format!("'{name}_space' must be \"dm\" or \"acc\"")),
+    };
+    let base = int_prop(ctx, op, &format!("{name}_base"))
+        .and_then(|b| u64::try_from(b).ok())
+        .ok_or(format!("'{name}_base' must be a non-negative integer"))?;
+    let packet = int_prop(ctx, op, &format!("{name}_packet"))
+        .and_then(|p| u32::try_from(p).ok())
+        .ok_or(format!("'{name}_packet' must fit a u32"))?;
+    let loops: Vec<(u32, i64)> =
+        loops_prop(ctx, op, &format!("{name}_loops"), 2)?.iter().map(|l| (l[0] as u32, l[1])).collect();
+    Ok(Operand { space, pattern: AccessPattern::new(base, &loops, packet) })
+}
+
+/// The property names of operand `name`, for a printer to leave out of the attribute dictionary.
+pub fn props(name: &str) -> [String; 4] {
+    ["space", "base", "loops", "packet"].map(|k| format!("{name}_{k}"))
+}
+
+/// Checks the slices against the chip's geometry.
+pub fn check_slices(s: &Slices, cfg: &NpuConfig) -> Result<(), String> {
+    if s.cluster >= cfg.clusters || s.first >= s.end || s.end > cfg.slices_per_cluster {
+        return Err(format!(
+            "slices {}:{} of cluster {} are not a non-empty range on the chip ({} clusters of {} slices)",
+            s.first, s.end, s.cluster, cfg.clusters, cfg.slices_per_cluster
+        ));
+    }
+    Ok(())
+}
+
+/// Checks operand `name`: inside its space, whole `elem_bytes` elements per packet, and, when `write`, injective
+/// and (in DM) 8-byte aligned.
+pub fn check_operand(name: &str, o: &Operand, elem_bytes: u64, write: bool, cfg: &NpuConfig) -> Result<(), String> {
+    let p = &o.pattern;
+    if !(p.packet as u64).is_multiple_of(elem_bytes) {
+        return Err(format!("{name}: a packet of {} B is not a whole number of {elem_bytes}-byte elements", p.packet));
+    }
+    let size = o.space.capacity(cfg);
+    if !p.within(size) {
+        let (low, high) = p.range().expect("a pattern out of bounds touches bytes");
+        return Err(format!("{name}: bytes {low}..{high} are outside the {size} B of {} per slice", o.space.name()));
+    }
+    if !write {
+        return Ok(());
+    }
+    let align = cfg.dm_write_align as i64;
+    if let (Space::Dm, Some((what, v))) = (o.space, p.misaligned(align)) {
+        return Err(format!("{name}: writes into DM must be {align}-byte aligned, but the {what} is {v}"));
+    }
+    match p.injectivity() {
+        Injectivity::Injective => Ok(()),
+        Injectivity::Overlap(a, b) => Err(format!("{name}: writes twice: packets at offsets {a} and {b} overlap")),
+        Injectivity::Unknown => Err(format!("{name}: cannot show each byte is written once (MAX_ENUMERATED_PACKETS)")),
+    }
+}
+
+/// Prints ` on(cluster, first:end)`.
+pub fn print_slices(p: &mut OpPrinter<'_, '_>, s: &Slices) {
+    let range = if s.end == s.first + 1 { s.first.to_string() } else { format!("{}:{}", s.first, s.end) };
+    p.write(&format!(" on({}, {range})", s.cluster));
+}
+
+/// Prints ` name(space, base B, loops [...], packet P)`.
+pub fn print_operand(p: &mut OpPrinter<'_, '_>, name: &str, o: &Operand) -> fmt::Result {
+    let loops: Vec<String> = o.pattern.loops.iter().map(|l| format!("({}, {})", l.count, l.stride)).collect();
+    p.write(&format!(
+        " {name}({}, base {}, loops [{}], packet {})",
+        o.space.name(),
+        o.pattern.base,
+        loops.join(", "),
+        o.pattern.packet
+    ));
+    Ok(())
+}

@@ -1,0 +1,367 @@
+//! The vector unit's elementwise instructions, SPMD over a range of slices, on 32-bit elements (`f32`, `i32`):
+//!
+//! - `npu.vec.unary relu queue(main) on(0, 0:16) src(dm, ...) dst(acc, ...) : f32`: `relu neg abs` (any 32-bit
+//!   type), `exp tanh sigmoid sqrt rsqrt log erf` (`f32`, at the transcendental rate);
+//! - `npu.vec.binary add queue(main) on(0, 0) lhs(dm, ...) rhs(acc, ...) dst(dm, ...) : f32`, or `imm 2.0` for a
+//!   scalar right operand: `add sub mul max min div`. Integers wrap; an integer division by zero is an error.
+//!
+//! The operands' elements are their patterns' bytes in order; every operand has the same number of elements. The
+//! cost is `setup + ceil(n / rate)` for the `n` elements of one slice (8 per cycle, 4 for transcendentals).
+//!
+//! Properties: `kind`, `queue`, the slices and operands (`onchip`), `rhs_imm` (instead of `rhs`), `dtype`, `waits`,
+//! `signals`; operands: the semaphores.
+
+use super::clauses::{elem, ints, parse_queue, parse_syncs, print_queue, print_syncs, str_prop, sync_of};
+use super::memset::compute_queue;
+use super::onchip::{self, Operand, Slices};
+use crate::dialects::npu::types::{elem_name, elem_type};
+use crate::ir::asm::{AsmItem, CustomParser, ParsedOp};
+use crate::ir::print::{format_float, OpPrinter};
+use crate::ir::types::FloatKind;
+use crate::ir::verify::op_error;
+use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::machine::{ElemType, NpuConfig};
+use std::fmt;
+
+/// The registration of `npu.vec.unary`.
+pub const UNARY: OpInfo = OpInfo {
+    operands: Arity::Any,
+    traits: &[OpTrait::HasParent(&["npu.kernel"])],
+    verify: Some(verify),
+    syntax: Syntax::Custom { parse: parse_unary, print },
+    ..OpInfo::new("npu.vec.unary", "an elementwise function of one on-chip operand, on a range of slices")
+};
+
+/// The registration of `npu.vec.binary`.
+pub const BINARY: OpInfo = OpInfo {
+    operands: Arity::Any,
+    traits: &[OpTrait::HasParent(&["npu.kernel"])],
+    verify: Some(verify),
+    syntax: Syntax::Custom { parse: parse_binary, print },
+    ..OpInfo::new("npu.vec.binary", "an elementwise function of two on-chip operands (or one and a scalar)")
+};
+
+const UNARY_KINDS: &[&str] = &["relu", "neg", "abs", "exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "erf"];
+const BINARY_KINDS: &[&str] = &["add", "sub", "mul", "max", "min", "div"];
+/// The unary kinds at the transcendental rate (and `f32` only).
+const TRANSCENDENTAL: &[&str] = &["exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "erf"];
+
+/// The right operand of a binary instruction.
+#[derive(Clone, Debug)]
+pub enum Rhs {
+    /// An on-chip operand.
+    Operand(Operand),
+    /// One value for every element.
+    Imm(f64),
+}
+
+/// A decoded vector instruction.
+#[derive(Clone, Debug)]
+pub struct Vector {
+    /// The function (`relu`, `add`, ...).
+    pub kind: String,
+    /// The slices.
+    pub slices: Slices,
+    /// The (left) operand.
+    pub src: Operand,
+    /// The right operand of a binary instruction.
+    pub rhs: Option<Rhs>,
+    /// Where the results go.
+    pub dst: Operand,
+    /// `f32` or `i32`.
+    pub dtype: ElemType,
+}
+
+impl Vector {
+    /// Elements per slice.
+    pub fn elements(&self) -> u64 {
+        self.dst.pattern.bytes().unwrap_or(u64::MAX) / 4
+    }
+
+    /// Cycles: `setup + ceil(n / rate)`.
+    pub fn cycles(&self, cfg: &NpuConfig) -> u64 {
+        cfg.vector_cycles(self.elements(), TRANSCENDENTAL.contains(&self.kind.as_str()))
+    }
+
+    /// The operands it reads.
+    pub fn reads(&self) -> Vec<&Operand> {
+        let rhs = match &self.rhs {
+            Some(Rhs::Operand(o)) => Some(o),
+            _ => None,
+        };
+        std::iter::once(&self.src).chain(rhs).collect()
+    }
+
+    /// The results for the elements of the operands it reads (as 32-bit words), or what goes wrong.
+    pub fn apply(&self, inputs: &[Vec<u32>]) -> Result<Vec<u32>, String> {
+        let kind = self.kind.as_str();
+        match (self.dtype, &self.rhs) {
+            (ElemType::I32, None) => Ok(inputs[0].iter().map(|&x| unary_i32(kind, x as i32) as u32).collect()),
+            (_, None) => Ok(inputs[0].iter().map(|&x| unary_f32(kind, f32::from_bits(x)).to_bits()).collect()),
+            (dtype, Some(rhs)) => {
+                let b: Vec<u32> = match rhs {
+                    Rhs::Operand(_) => inputs[1].clone(),
+                    Rhs::Imm(v) if dtype == ElemType::I32 => vec![*v as i32 as u32; inputs[0].len()],
+                    Rhs::Imm(v) => vec![(*v as f32).to_bits(); inputs[0].len()],
+                };
+                let pairs = inputs[0].iter().zip(&b);
+                match dtype {
+                    ElemType::I32 => {
+                        pairs.map(|(&x, &y)| binary_i32(kind, x as i32, y as i32).map(|v| v as u32)).collect()
+                    }
+                    _ => Ok(pairs
+                        .map(|(&x, &y)| binary_f32(kind, f32::from_bits(x), f32::from_bits(y)).to_bits())
+                        .collect()),
+                }
+            }
+        }
+    }
+}
+
+fn unary_f32(kind: &str, x: f32) -> f32 {
+    match kind {
+        "relu" => x.max(0.0),
+        "neg" => -x,
+        "abs" => x.abs(),
+        "exp" => x.exp(),
+        "tanh" => x.tanh(),
+        "sigmoid" => 1.0 / (1.0 + (-x).exp()),
+        "sqrt" => x.sqrt(),
+        "rsqrt" => 1.0 / x.sqrt(),
+        "log" => x.ln(),
+        _ => libm::erff(x),
+    }
+}
+
+fn unary_i32(kind: &str, x: i32) -> i32 {
+    match kind {
+        "relu" => x.max(0),
+        "neg" => x.wrapping_neg(),
+        _ => x.wrapping_abs(),
+    }
+}
+
+fn binary_f32(kind: &str, x: f32, y: f32) -> f32 {
+    match kind {
+        "add" => x + y,
+        "sub" => x - y,
+        "mul" => x * y,
+        "max" => x.max(y),
+        "min" => x.min(y),
+        _ => x / y,
+    }
+}
+
+fn binary_i32(kind: &str, x: i32, y: i32) -> Result<i32, String> {
+    Ok(match kind {
+        "add" => x.wrapping_add(y),
+        "sub" => x.wrapping_sub(y),
+        "mul" => x.wrapping_mul(y),
+        "max" => x.max(y),
+        "min" => x.min(y),
+        _ if y == 0 => return Err(format!("divides the integer {x} by zero")),
+        _ => x.wrapping_div(y),
+    })
+}
+
+/// Decodes `op` (either vector instruction); the message says what is malformed.
+pub fn decode(ctx: &Context, op: OpId) -> Result<Vector, String> {
+    let kind = str_prop(ctx, op, "kind").ok_or("needs 'kind'")?.to_string();
+    let slices = onchip::slices_of(ctx, op)?;
+    let binary = ctx.op_name(op) == "npu.vec.binary";
+    let src = onchip::operand_of(ctx, op, if binary { "lhs" } else { "src" })?;
+    let rhs = match (binary, ctx.op_attr(op, "rhs_imm").map(|a| ctx.attr_data(a))) {
+        (false, _) => None,
+        (true, Some(Attr::Float { bits, .. })) => Some(Rhs::Imm(f64::from_bits(*bits))),
+        (true, Some(other)) => Some(Rhs::Imm(other.as_int().ok_or("'rhs_imm' must be a number")? as f64)),
+        (true, None) => Some(Rhs::Operand(onchip::operand_of(ctx, op, "rhs")?)),
+    };
+    let dst = onchip::operand_of(ctx, op, "dst")?;
+    let dtype = elem_type(str_prop(ctx, op, "dtype").ok_or("needs 'dtype'")?).map_err(|e| e.message)?;
+    Ok(Vector { kind, slices, src, rhs, dst, dtype })
+}
+
+/// The machine's rules for a vector instruction.
+pub fn check(v: &Vector, binary: bool, cfg: &NpuConfig) -> Result<(), String> {
+    let kinds = if binary { BINARY_KINDS } else { UNARY_KINDS };
+    if !kinds.contains(&v.kind.as_str()) {
+        return Err(format!("unknown function '{}' (one of {})", v.kind, kinds.join(", ")));
+    }
+    let integer_ok = ["relu", "neg", "abs"].contains(&v.kind.as_str()) || binary;
+    match v.dtype {
+        ElemType::F32 => {}
+        ElemType::I32 if integer_ok => {}
+        other => return Err(format!("'{}' does not work on {} elements", v.kind, elem_name(other))),
+    }
+    onchip::check_slices(&v.slices, cfg)?;
+    let first = if binary { "lhs" } else { "src" };
+    onchip::check_operand(first, &v.src, 4, false, cfg)?;
+    if let Some(Rhs::Operand(rhs)) = &v.rhs {
+        onchip::check_operand("rhs", rhs, 4, false, cfg)?;
+    }
+    onchip::check_operand("dst", &v.dst, 4, true, cfg)?;
+    let n = v.elements();
+    for (name, o) in [(first, &v.src)].into_iter().chain(match &v.rhs {
+        Some(Rhs::Operand(o)) => Some(("rhs", o)),
+        _ => None,
+    }) {
+        let m = o.pattern.bytes().unwrap_or(u64::MAX) / 4;
+        if m != n {
+            return Err(format!("{name} has {m} elements but dst has {n}"));
+        }
+    }
+    Ok(())
+}
+
+fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    let cfg = NpuConfig::default();
+    let err = |m: String| op_error(ctx, op, m);
+    let v = decode(ctx, op).map_err(err)?;
+    sync_of(ctx, op, 0).map_err(err)?;
+    compute_queue(ctx, op, &cfg).map_err(err)?;
+    check(&v, ctx.op_name(op) == "npu.vec.binary", &cfg).map_err(err)
+}
+
+fn parse_unary<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
+    parse(p, &["src"])
+}
+
+fn parse_binary<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
+    parse(p, &["lhs", "rhs"])
+}
+
+/// `kind queue(...) [waits(...)] on(...) <inputs> dst(...) : type [signals(...)]`.
+fn parse<'s>(p: &mut CustomParser<'_, 's>, inputs: &[&str]) -> Result<ParsedOp<'s>, Diagnostic> {
+    let mut op = ParsedOp::default();
+    let kind = match p.next_item() {
+        Some(AsmItem::Keyword(k, _)) => k,
+        _ => return Err(p.expected("the function (relu, add, ...)")),
+    };
+    parse_queue(p, &mut op)?;
+    parse_syncs(p, &mut op, "waits")?;
+    onchip::parse_slices(p, &mut op)?;
+    for &name in inputs {
+        if name == "rhs" && p.eat_keyword("imm") {
+            let value = p.f64_attr()?;
+            let key = p.ctx().sym("rhs_imm");
+            op.props.push((key, value));
+        } else {
+            onchip::parse_operand(p, &mut op, name)?;
+        }
+    }
+    onchip::parse_operand(p, &mut op, "dst")?;
+    p.expect_punct(":")?;
+    let dtype = elem(p)?;
+    let mut signals = ParsedOp::default();
+    parse_syncs(p, &mut signals, "signals")?;
+    p.attr_dict(&mut op);
+    p.expect_end()?;
+    let ctx = p.ctx();
+    let entries = [("kind", ctx.string_attr(kind)), ("dtype", ctx.string_attr(elem_name(dtype)))];
+    for (k, v) in entries {
+        let key = ctx.sym(k);
+        op.props.push((key, v));
+    }
+    op.operands.extend(signals.operands);
+    op.props.extend(signals.props);
+    Ok(op)
+}
+
+fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
+    let v = decode(p.ctx(), op).map_err(|_| fmt::Error)?;
+    if !crate::ir::print::is_bare_identifier(&v.kind) {
+        return Err(fmt::Error);
+    }
+    p.write(&format!(" {}", v.kind));
+    print_queue(p, op)?;
+    print_syncs(p, op, "waits", 0)?;
+    onchip::print_slices(p, &v.slices);
+    let mut elided: Vec<String> = Vec::new();
+    match &v.rhs {
+        None => {
+            onchip::print_operand(p, "src", &v.src)?;
+            elided.extend(onchip::props("src"));
+        }
+        Some(rhs) => {
+            onchip::print_operand(p, "lhs", &v.src)?;
+            elided.extend(onchip::props("lhs"));
+            match rhs {
+                Rhs::Operand(o) => {
+                    onchip::print_operand(p, "rhs", o)?;
+                    elided.extend(onchip::props("rhs"));
+                }
+                Rhs::Imm(x) => p.write(&format!(" imm {}", format_float(*x, FloatKind::F64))),
+            }
+        }
+    }
+    onchip::print_operand(p, "dst", &v.dst)?;
+    elided.extend(onchip::props("dst"));
+    p.write(&format!(" : {}", elem_name(v.dtype)));
+    let waits = ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
+    print_syncs(p, op, "signals", waits)?;
+    elided.extend(["kind", "queue", "cluster", "slices", "rhs_imm", "dtype", "waits", "signals"].map(String::from));
+    let elided: Vec<&str> = elided.iter().map(String::as_str).collect();
+    p.attr_dict(op, &elided)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialects::npu::access::AccessPattern;
+    use crate::dialects::npu::ops::onchip::Space;
+
+    fn vector(kind: &str, dtype: ElemType, rhs: Option<Rhs>) -> Vector {
+        let o = Operand { space: Space::Dm, pattern: AccessPattern::new(0, &[], 12) };
+        let slices = Slices { cluster: 0, first: 0, end: 1 };
+        Vector { kind: kind.into(), slices, src: o.clone(), rhs, dst: o, dtype }
+    }
+
+    fn floats(v: &[f32]) -> Vec<u32> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn each_function_against_hand_computed_values() {
+        let x = floats(&[-1.0, 0.0, 4.0]);
+        let cases: &[(&str, [f32; 3])] = &[
+            ("relu", [0.0, 0.0, 4.0]),
+            ("neg", [1.0, -0.0, -4.0]),
+            ("abs", [1.0, 0.0, 4.0]),
+            ("exp", [(-1f32).exp(), 1.0, 4f32.exp()]),
+            ("sigmoid", [1.0 / (1.0 + 1f32.exp()), 0.5, 1.0 / (1.0 + (-4f32).exp())]),
+            ("sqrt", [f32::NAN, 0.0, 2.0]),
+            ("rsqrt", [f32::NAN, f32::INFINITY, 0.5]),
+            ("log", [f32::NAN, f32::NEG_INFINITY, 4f32.ln()]),
+            ("erf", [-0.842_700_8, 0.0, 1.0]),
+        ];
+        for (kind, want) in cases {
+            let got = vector(kind, ElemType::F32, None).apply(std::slice::from_ref(&x)).unwrap();
+            for (g, w) in got.iter().zip(want) {
+                let g = f32::from_bits(*g);
+                assert!(g == *w || (g.is_nan() && w.is_nan()) || (g - w).abs() < 1e-6, "{kind}: {g} vs {w}");
+            }
+        }
+        let sum = vector("sub", ElemType::F32, Some(Rhs::Imm(1.5))).apply(std::slice::from_ref(&x)).unwrap();
+        assert_eq!(sum, floats(&[-2.5, -1.5, 2.5]));
+        let div: Vec<f32> = vector("div", ElemType::F32, Some(Rhs::Imm(0.0)))
+            .apply(&[x])
+            .unwrap()
+            .iter()
+            .map(|&b| f32::from_bits(b))
+            .collect();
+        assert!(div[0] == f32::NEG_INFINITY && div[1].is_nan() && div[2] == f32::INFINITY, "{div:?}");
+    }
+
+    #[test]
+    fn integers_wrap_and_refuse_division_by_zero() {
+        let ints = |v: &[i32]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
+        let x = ints(&[i32::MIN, -3, 7]);
+        assert_eq!(vector("neg", ElemType::I32, None).apply(std::slice::from_ref(&x)).unwrap(), ints(&[i32::MIN, 3, -7]));
+        assert_eq!(vector("relu", ElemType::I32, None).apply(std::slice::from_ref(&x)).unwrap(), ints(&[0, 0, 7]));
+        let other = Rhs::Operand(vector("add", ElemType::I32, None).src);
+        let y = ints(&[-1, 2, 0]);
+        let v = vector("div", ElemType::I32, Some(other.clone()));
+        assert_eq!(v.apply(&[x.clone(), y.clone()]), Err("divides the integer 7 by zero".into()));
+        assert_eq!(vector("mul", ElemType::I32, Some(other)).apply(&[x, y]).unwrap(), ints(&[i32::MIN, -6, 0]));
+    }
+}
