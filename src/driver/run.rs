@@ -25,6 +25,7 @@ OPTIONS:
   --output-dir DIR       Writes each sink (each kernel buffer) as DIR/<name>.npy (created if missing)
   --print                Prints each sink (each kernel buffer) as `name = [[...]]` on standard output
   --cost                 For a kernel: prints each queue's busy cycles and `makespan: N cycles` on standard output
+  --trace FILE           For a kernel: writes a Chrome/Perfetto trace (JSON), one track per queue
   --timing               Prints the time of parsing, verifying and of every op evaluated on standard error
   --help                 Prints this help
 ";
@@ -38,6 +39,7 @@ struct Args {
     output_dir: Option<PathBuf>,
     print: bool,
     cost: bool,
+    trace: Option<PathBuf>,
     timing: bool,
     help: bool,
 }
@@ -56,6 +58,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--help" | "-h" => out.help = true,
             "--print" => out.print = true,
             "--cost" => out.cost = true,
+            "--trace" => out.trace = Some(PathBuf::from(value("--trace")?)),
             "--timing" => out.timing = true,
             "--entry" => out.entry = Some(value("--entry")?),
             "--output-dir" | "-o" => out.output_dir = Some(PathBuf::from(value("--output-dir")?)),
@@ -163,6 +166,11 @@ fn run_kernel(
             writeln!(stdout, "queue {name}: busy {busy} cycles").map_err(|e| e.to_string())?;
         }
         writeln!(stdout, "makespan: {} cycles", run.schedule.makespan).map_err(|e| e.to_string())?;
+    }
+    if let Some(path) = &args.trace {
+        let trace = crate::dialects::npu::interp::trace::chrome_trace(&run, cfg.clock_hz);
+        let text = serde_json::to_string_pretty(&trace).map_err(|e| e.to_string())?;
+        std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     }
     Ok(run.buffers)
 }

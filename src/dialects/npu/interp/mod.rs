@@ -10,6 +10,7 @@
 
 pub mod memory;
 pub mod schedule;
+pub mod trace;
 
 use super::dma::{Dma, Memory};
 use super::ops::clauses::{queue_index, sync_of};
@@ -65,6 +66,8 @@ pub struct Run {
     pub schedule: Schedule,
     /// The name of each queue of the schedule.
     pub queues: Vec<String>,
+    /// Per step of the schedule: the instruction (`npu.dma at file.tap:3:3`) and its queue (none for a barrier).
+    pub steps: Vec<(String, Option<usize>)>,
 }
 
 /// What one decoded instruction does to memory.
@@ -112,7 +115,11 @@ pub fn run_kernel(
     }
     let mut names: Vec<String> = (0..cfg.dma_engines).map(|e| format!("dma{e}")).collect();
     names.extend(["main".to_string(), "sub".to_string()]);
-    Ok(Run { buffers, schedule: timing, queues: names })
+    let labels = ops.iter().zip(&steps).map(|(&op, step)| {
+        let label = format!("{} at {}", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc));
+        (label, (!step.barrier).then_some(step.queue))
+    });
+    Ok(Run { buffers, schedule: timing, queues: names, steps: labels.collect() })
 }
 
 /// The HBM buffers, from the inputs bound to them (checked against their types) or empty.

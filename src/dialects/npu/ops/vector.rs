@@ -356,7 +356,10 @@ mod tests {
     fn integers_wrap_and_refuse_division_by_zero() {
         let ints = |v: &[i32]| v.iter().map(|&x| x as u32).collect::<Vec<_>>();
         let x = ints(&[i32::MIN, -3, 7]);
-        assert_eq!(vector("neg", ElemType::I32, None).apply(std::slice::from_ref(&x)).unwrap(), ints(&[i32::MIN, 3, -7]));
+        assert_eq!(
+            vector("neg", ElemType::I32, None).apply(std::slice::from_ref(&x)).unwrap(),
+            ints(&[i32::MIN, 3, -7])
+        );
         assert_eq!(vector("relu", ElemType::I32, None).apply(std::slice::from_ref(&x)).unwrap(), ints(&[0, 0, 7]));
         let other = Rhs::Operand(vector("add", ElemType::I32, None).src);
         let y = ints(&[-1, 2, 0]);
