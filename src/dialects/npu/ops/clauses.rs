@@ -62,6 +62,31 @@ pub fn parse_syncs<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, keyw
     Ok(())
 }
 
+/// Parses the end every instruction shares, `: T [signals(...)] [attributes {...}]`: the element type as the
+/// `dtype` property, and the semaphores signalled after the operands parsed so far.
+pub fn parse_tail<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
+    p.expect_punct(":")?;
+    let dtype = elem(p)?;
+    parse_syncs(p, op, "signals")?;
+    p.attr_dict(op);
+    p.expect_end()?;
+    let ctx = p.ctx();
+    let (key, value) = (ctx.sym("dtype"), ctx.string_attr(crate::dialects::npu::types::elem_name(dtype)));
+    op.props.push((key, value));
+    Ok(())
+}
+
+/// Prints the end every instruction shares: ` : T`, the signals (semaphore operands from `first_signal` on) and the
+/// attributes not in `elided` (nor `dtype`, `queue`, `waits`, `signals`).
+pub fn print_tail(p: &mut OpPrinter<'_, '_>, op: OpId, first_signal: usize, elided: &[String]) -> fmt::Result {
+    let dtype = str_prop(p.ctx(), op, "dtype").filter(|d| elem_type(d).is_ok()).ok_or(fmt::Error)?.to_string();
+    p.write(&format!(" : {dtype}"));
+    print_syncs(p, op, "signals", first_signal)?;
+    let common = ["dtype", "queue", "waits", "signals"];
+    let elided: Vec<&str> = elided.iter().map(String::as_str).chain(common).collect();
+    p.attr_dict(op, &elided)
+}
+
 /// Parses an integer literal (a leading `-` allowed).
 pub fn int(p: &mut CustomParser<'_, '_>) -> Result<i64, Diagnostic> {
     let loc = p.loc();

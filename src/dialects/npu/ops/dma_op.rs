@@ -11,7 +11,9 @@
 //! `waits`/`signals`. Operands: the HBM buffers (source first), then the semaphores waited for and signalled.
 //! The verifier applies `dma::Dma::check` with the default machine (`rngd-lite`).
 
-use super::clauses::{elem, int, int_list, int_prop, ints, parse_queue, parse_syncs, print_queue, print_syncs};
+use super::clauses::{
+    int, int_list, int_prop, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail,
+};
 use super::clauses::{loops_prop, parse_tuples, queue_index, str_prop, sync_of};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
@@ -140,24 +142,17 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let loops = parse_tuples(p, 3)?;
     p.expect_keyword("packet")?;
     let packet = int(p)?;
-    p.expect_punct(":")?;
-    let dtype = elem(p)?;
-    parse_syncs(p, &mut syncs, "signals")?;
-    p.attr_dict(&mut op);
-    p.expect_end()?;
+    // The semaphores waited for follow the buffers; the tail adds those signalled.
+    op.operands.extend(syncs.operands);
+    op.props.extend(syncs.props);
+    parse_tail(p, &mut op)?;
     let ctx = p.ctx();
     let i64t = ctx.int_type(64);
-    let entries = [
-        ("loops", loops),
-        ("packet", ctx.int_attr(packet as i128, i64t)),
-        ("dtype", ctx.string_attr(elem_name(dtype))),
-    ];
+    let entries = [("loops", loops), ("packet", ctx.int_attr(packet as i128, i64t))];
     for (k, v) in entries {
         let key = ctx.sym(k);
         op.props.push((key, v));
     }
-    op.operands.extend(syncs.operands);
-    op.props.extend(syncs.props);
     Ok(op)
 }
 
@@ -227,24 +222,10 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     let ctx = p.ctx();
     let loops = loops_of(ctx, op).map_err(|_| fmt::Error)?;
     let packet = int_prop(ctx, op, "packet").ok_or(fmt::Error)?;
-    let dtype = str_prop(ctx, op, "dtype").filter(|d| elem_type(d).is_ok()).ok_or(fmt::Error)?.to_string();
     let loops: Vec<String> = loops.iter().map(|[c, s, d]| format!("({c}, {s}, {d})")).collect();
-    p.write(&format!(" loops [{}] packet {packet} : {dtype}", loops.join(", ")));
+    p.write(&format!(" loops [{}] packet {packet}", loops.join(", ")));
     let waits = ints(ctx, op, "waits").ok_or(fmt::Error)?.len();
-    print_syncs(p, op, "signals", buffers + waits)?;
-    let elided = [
-        "queue",
-        "src_space",
-        "src_slice",
-        "src_base",
-        "dst_space",
-        "dst_slice",
-        "dst_base",
-        "loops",
-        "packet",
-        "dtype",
-        "waits",
-        "signals",
-    ];
-    p.attr_dict(op, &elided)
+    let sides = ["space", "slice", "base"].iter().flat_map(|k| ["src", "dst"].map(|w| format!("{w}_{k}")));
+    let elided: Vec<String> = sides.chain(["loops".to_string(), "packet".to_string()]).collect();
+    print_tail(p, op, buffers + waits, &elided)
 }

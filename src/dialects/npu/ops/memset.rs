@@ -8,7 +8,9 @@
 //! Properties: `queue`, the slices and the `dst` operand (`onchip`), `value`, `dtype`, `waits`, `signals`;
 //! operands: the semaphores.
 
-use super::clauses::{elem, parse_queue, parse_syncs, print_queue, print_syncs, queue_index, str_prop, sync_of};
+use super::clauses::{
+    parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, queue_index, str_prop, sync_of,
+};
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::{elem_name, elem_type};
 use crate::ir::asm::{CustomParser, ParsedOp};
@@ -109,20 +111,9 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     onchip::parse_operand(p, &mut op, "dst")?;
     p.expect_keyword("value")?;
     let value = p.f64_attr()?;
-    p.expect_punct(":")?;
-    let dtype = elem(p)?;
-    let mut signals = ParsedOp::default();
-    parse_syncs(p, &mut signals, "signals")?;
-    p.attr_dict(&mut op);
-    p.expect_end()?;
-    let ctx = p.ctx();
-    let entries = [("value", value), ("dtype", ctx.string_attr(elem_name(dtype)))];
-    for (k, v) in entries {
-        let key = ctx.sym(k);
-        op.props.push((key, v));
-    }
-    op.operands.extend(signals.operands);
-    op.props.extend(signals.props);
+    parse_tail(p, &mut op)?;
+    let key = p.ctx().sym("value");
+    op.props.push((key, value));
     Ok(op)
 }
 
@@ -132,11 +123,9 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     print_syncs(p, op, "waits", 0)?;
     onchip::print_slices(p, &m.slices);
     onchip::print_operand(p, "dst", &m.dst)?;
-    p.write(&format!(" value {} : {}", format_float(m.value, FloatKind::F64), elem_name(m.dtype)));
+    p.write(&format!(" value {}", format_float(m.value, FloatKind::F64)));
     let waits = super::clauses::ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
-    print_syncs(p, op, "signals", waits)?;
     let mut elided: Vec<String> = onchip::props("dst").into();
-    elided.extend(["queue", "cluster", "slices", "value", "dtype", "waits", "signals"].map(String::from));
-    let elided: Vec<&str> = elided.iter().map(String::as_str).collect();
-    p.attr_dict(op, &elided)
+    elided.extend(["cluster", "slices", "value"].map(String::from));
+    print_tail(p, op, waits, &elided)
 }

@@ -11,7 +11,9 @@
 //! Properties: `kind`, `queue`, the slices and operands (`onchip`), `rhs_imm` (instead of `rhs`), `dtype`, `waits`,
 //! `signals`; operands: the semaphores.
 
-use super::clauses::{elem, ints, parse_queue, parse_syncs, print_queue, print_syncs, str_prop, sync_of};
+use super::clauses::{
+    ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, str_prop, sync_of,
+};
 use super::memset::compute_queue;
 use super::onchip::{self, Operand, Slices};
 use crate::dialects::npu::types::{elem_name, elem_type};
@@ -250,20 +252,10 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>, inputs: &[&str]) -> Result<ParsedOp<'
         }
     }
     onchip::parse_operand(p, &mut op, "dst")?;
-    p.expect_punct(":")?;
-    let dtype = elem(p)?;
-    let mut signals = ParsedOp::default();
-    parse_syncs(p, &mut signals, "signals")?;
-    p.attr_dict(&mut op);
-    p.expect_end()?;
+    parse_tail(p, &mut op)?;
     let ctx = p.ctx();
-    let entries = [("kind", ctx.string_attr(kind)), ("dtype", ctx.string_attr(elem_name(dtype)))];
-    for (k, v) in entries {
-        let key = ctx.sym(k);
-        op.props.push((key, v));
-    }
-    op.operands.extend(signals.operands);
-    op.props.extend(signals.props);
+    let (key, value) = (ctx.sym("kind"), ctx.string_attr(kind));
+    op.props.push((key, value));
     Ok(op)
 }
 
@@ -296,12 +288,9 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     }
     onchip::print_operand(p, "dst", &v.dst)?;
     elided.extend(onchip::props("dst"));
-    p.write(&format!(" : {}", elem_name(v.dtype)));
     let waits = ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
-    print_syncs(p, op, "signals", waits)?;
-    elided.extend(["kind", "queue", "cluster", "slices", "rhs_imm", "dtype", "waits", "signals"].map(String::from));
-    let elided: Vec<&str> = elided.iter().map(String::as_str).collect();
-    p.attr_dict(op, &elided)
+    elided.extend(["kind", "cluster", "slices", "rhs_imm"].map(String::from));
+    print_tail(p, op, waits, &elided)
 }
 
 #[cfg(test)]
