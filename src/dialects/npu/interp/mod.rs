@@ -12,6 +12,7 @@ pub mod memory;
 pub mod schedule;
 pub mod trace;
 
+use super::access::AccessPattern;
 use super::dma::{Dma, Memory};
 use super::ops::clauses::{queue_index, sync_of};
 use super::ops::dma_op::decode;
@@ -29,6 +30,10 @@ use std::collections::HashMap;
 
 /// Most bytes the interpreter holds for a kernel's HBM buffers; past it, an error before anything runs.
 pub const MAX_HBM_BYTES: u64 = 1 << 32;
+
+/// Most packets of one operand the race detector follows one by one; an operand of more is taken as the whole range
+/// it spans (two such operands that interleave without touching are then reported as a race).
+pub const MAX_FOOTPRINT_PACKETS: u64 = 256;
 
 /// Why a kernel could not run: a message, at an instruction when one is at fault, and the other instruction of a
 /// race.
@@ -188,18 +193,16 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                     [dma.src.memory, dma.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count();
                 let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
                 step.cycles = dma.cycles(cfg);
-                step.reads = footprint(&dma.src.memory, &dma.src.pattern).into_iter().collect();
-                step.writes = footprint(&dma.dst.memory, &dma.dst.pattern).into_iter().collect();
+                step.reads = footprint(&dma.src.memory, &dma.src.pattern);
+                step.writes = footprint(&dma.dst.memory, &dma.dst.pattern);
                 (step, Action::Copy(dma))
             }
             "npu.memset" => {
                 let m = memset::decode(ctx, op).map_err(err)?;
                 let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
                 step.cycles = m.cycles(cfg);
-                if let Some((low, high)) = m.dst.pattern.range() {
-                    let slice = |s: u64| Footprint { memory: on_chip_id(m.dst.space, m.slices.cluster, s), low, high };
-                    step.writes = (m.slices.first..m.slices.end).map(slice).collect();
-                }
+                let slice = |s: u64| pieces(on_chip_id(m.dst.space, m.slices.cluster, s), &m.dst.pattern);
+                step.writes = (m.slices.first..m.slices.end).flat_map(slice).collect();
                 (step, Action::Fill(m))
             }
             "npu.vec.unary" | "npu.vec.binary" => {
@@ -207,11 +210,8 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
                 step.cycles = v.cycles(cfg);
                 let on_slices = |o: &Operand| -> Vec<Footprint> {
-                    let Some((low, high)) = o.pattern.range() else { return Vec::new() };
                     let s = v.slices;
-                    (s.first..s.end)
-                        .map(|k| Footprint { memory: on_chip_id(o.space, s.cluster, k), low, high })
-                        .collect()
+                    (s.first..s.end).flat_map(|k| pieces(on_chip_id(o.space, s.cluster, k), &o.pattern)).collect()
                 };
                 step.reads = v.reads().into_iter().flat_map(on_slices).collect();
                 step.writes = on_slices(&v.dst);
@@ -254,14 +254,34 @@ fn on_chip_id(space: Space, cluster: u64, slice: u64) -> u64 {
     (space << 32) + (cluster << 16) + slice
 }
 
-/// The bytes a side touches, as one range of its memory.
-fn footprint(memory: &Memory, pattern: &super::access::AccessPattern) -> Option<Footprint> {
-    let (low, high) = pattern.range()?;
+/// The bytes a side touches.
+fn footprint(memory: &Memory, pattern: &AccessPattern) -> Vec<Footprint> {
     let memory = match *memory {
         Memory::Hbm { region, .. } => region as u64,
         Memory::Dm { cluster, slice } => on_chip_id(Space::Dm, cluster, slice),
     };
-    Some(Footprint { memory, low, high })
+    pieces(memory, pattern)
+}
+
+/// The bytes `pattern` touches in `memory`: packet by packet (runs of adjacent packets merged) when there are at
+/// most [`MAX_FOOTPRINT_PACKETS`], so that patterns that interleave without touching are not a race; otherwise the
+/// one range they span.
+fn pieces(memory: u64, pattern: &AccessPattern) -> Vec<Footprint> {
+    let Some((low, high)) = pattern.range() else { return Vec::new() };
+    if pattern.packets().is_none_or(|n| n > MAX_FOOTPRINT_PACKETS) {
+        return vec![Footprint { memory, low, high }];
+    }
+    let mut starts: Vec<i128> = pattern.offsets().map(|o| pattern.base as i128 + o).collect();
+    starts.sort_unstable();
+    let mut out: Vec<Footprint> = Vec::new();
+    for start in starts {
+        let end = start + pattern.packet as i128;
+        match out.last_mut() {
+            Some(last) if start <= last.high => last.high = last.high.max(end),
+            _ => out.push(Footprint { memory, low: start, high: end }),
+        }
+    }
+    out
 }
 
 /// Carries out `m`: the value in every packet of every slice of its range.
