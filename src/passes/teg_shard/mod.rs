@@ -340,18 +340,17 @@ fn write_option_plans(
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     let mut matched = vec![false; option.len()];
     for op in ops {
-        if let Some(maps) = index_maps_of(ctx, op) {
-            for (seen, split) in matched.iter_mut().zip(option) {
-                *seen |= maps.index.iter().any(|d| d.0 == split.dim);
-            }
+        let Some(maps) = index_maps_of(ctx, op) else { continue };
+        for (seen, split) in matched.iter_mut().zip(option) {
+            *seen |= maps.index.iter().any(|d| d.0 == split.dim);
         }
+        let kind = decode(ctx, op);
         let placed = ctx.op_attr(op, SHARD_ATTR).is_some() || ctx.op_attr(op, DEVICES_ATTR).is_some();
-        if placed || matches!(decode(ctx, op), Ok(OpKind::Io(Io::Sink { .. }) | OpKind::Reshard(_))) {
+        if placed || matches!(kind, Ok(OpKind::Io(Io::Sink { .. }) | OpKind::Reshard(_))) {
             continue;
         }
-        let Some(maps) = index_maps_of(ctx, op) else { continue };
         let fits = placement(option, &maps.index, machine, true).and_then(|p| {
-            let is_source = matches!(decode(ctx, op), Ok(OpKind::Io(Io::Source { .. })));
+            let is_source = matches!(kind, Ok(OpKind::Io(Io::Source { .. })));
             if !is_source && !p.plan.used().is_empty() {
                 check_splittable(ctx, op, &maps, &p.plan)?;
             }

@@ -22,6 +22,15 @@ pub fn queue_index(name: &str, dma_engines: u64) -> Option<usize> {
     }
 }
 
+/// Checks that `op` runs on a compute queue (`main` or `sub`).
+pub fn compute_queue(ctx: &Context, op: OpId, cfg: &crate::machine::NpuConfig) -> Result<(), String> {
+    let queue = str_prop(ctx, op, "queue").unwrap_or_default();
+    match queue_index(queue, cfg.dma_engines) {
+        Some(q) if q >= cfg.dma_engines as usize => Ok(()),
+        _ => Err(format!("runs on the main or sub queue, not '{queue}'")),
+    }
+}
+
 /// Parses `queue(name)` into the `queue` property.
 pub fn parse_queue<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
     p.expect_keyword("queue")?;

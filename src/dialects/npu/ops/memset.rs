@@ -9,7 +9,7 @@
 //! operands: the semaphores.
 
 use super::clauses::{
-    parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, queue_index, str_prop, sync_of,
+    compute_queue, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, str_prop, sync_of,
 };
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::{elem_name, elem_type};
@@ -92,15 +92,6 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     sync_of(ctx, op, 0).map_err(err)?;
     compute_queue(ctx, op, &cfg).map_err(err)?;
     check(&m, &cfg).map_err(err)
-}
-
-/// Checks that `op` runs on a compute queue (`main` or `sub`).
-pub fn compute_queue(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(), String> {
-    let queue = str_prop(ctx, op, "queue").unwrap_or_default();
-    match queue_index(queue, cfg.dma_engines) {
-        Some(q) if q >= cfg.dma_engines as usize => Ok(()),
-        _ => Err(format!("runs on the main or sub queue, not '{queue}'")),
-    }
 }
 
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {

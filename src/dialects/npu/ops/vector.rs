@@ -12,9 +12,8 @@
 //! `signals`; operands: the semaphores.
 
 use super::clauses::{
-    ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, str_prop, sync_of,
+    compute_queue, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, str_prop, sync_of,
 };
-use super::memset::compute_queue;
 use super::onchip::{self, Operand, Slices};
 use crate::dialects::npu::types::{elem_name, elem_type};
 use crate::ir::asm::{AsmItem, CustomParser, ParsedOp};
