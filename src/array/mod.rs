@@ -1,8 +1,10 @@
 //! Host arrays: a shape and typed element data, what the TEG reference evaluator computes on and what `tap-run`
-//! reads from and writes to NumPy `.npy` files. A library of its own (std, `half`, `npyz` and `libc` only).
+//! reads from and writes to NumPy `.npy` files, and the GEMM they both compute with. A library of its own (std,
+//! `half`, `npyz`, `libc` and `gemm` only).
 
 pub mod alloc;
 pub mod dtype;
+pub mod gemm;
 pub mod npy;
 pub mod round;
 

@@ -207,7 +207,7 @@ fn is_file_name(name: &str) -> bool {
 /// Writes rendered diagnostics and gives the one-line summary error.
 fn report(ctx: &Context, diags: &[Diagnostic], stderr: &mut dyn Write) -> String {
     let _ = stderr.write_all(render_all(ctx, diags, Style::Mlir).as_bytes());
-    "the graph cannot be run".into()
+    "the program cannot be run".into()
 }
 
 /// The graph or kernel to run: `--entry`, or the only one.

@@ -1,7 +1,7 @@
 //! The memory-effects interface: what an op reads, writes, allocates and frees, and on which resource. An op
 //! with the `Pure` trait has no effects without implementing it; an op with neither may do anything. Dead-code
-//! elimination, CSE and the greedy driver's clean-up decide from it; the NPU verifier and race detection will read
-//! the same footprints.
+//! elimination, CSE and the greedy driver's clean-up decide from it; the NPU interpreter's race detector reads the
+//! byte extents its instructions report.
 
 use crate::ir::registry::OpTrait;
 use crate::ir::walk::preorder;
@@ -20,7 +20,8 @@ pub enum EffectKind {
     Free,
 }
 
-/// One effect: its kind, the resource (`"default"` when nothing finer is known) and the value it concerns, if one.
+/// One effect: its kind, the resource (`"default"` when nothing finer is known), the value it concerns, if one,
+/// and which bytes of which instance of the resource, when the op knows.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Effect {
     /// What happens.
@@ -29,12 +30,30 @@ pub struct Effect {
     pub resource: &'static str,
     /// The operand or result it concerns, if it concerns one.
     pub value: Option<ValueId>,
+    /// The bytes it touches, if known (else all of the resource).
+    pub extent: Option<Extent>,
+}
+
+/// Bytes `[low, high)` of one instance of a resource (a buffer, a slice's memory), which `unit` tells apart.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Extent {
+    /// Which instance.
+    pub unit: u64,
+    /// First byte.
+    pub low: i128,
+    /// One past the last byte.
+    pub high: i128,
 }
 
 impl Effect {
     /// An effect on a whole resource.
     pub fn on(kind: EffectKind, resource: &'static str) -> Effect {
-        Effect { kind, resource, value: None }
+        Effect { kind, resource, value: None, extent: None }
+    }
+
+    /// An effect on some bytes of a resource.
+    pub fn within(kind: EffectKind, resource: &'static str, extent: Extent) -> Effect {
+        Effect { kind, resource, value: None, extent: Some(extent) }
     }
 }
 

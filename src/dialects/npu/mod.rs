@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod dma;
+pub mod effects;
 pub mod interp;
 pub mod ops;
 pub mod types;
@@ -23,6 +24,7 @@ pub fn register(registry: &mut Registry) {
         materialize_constant: None,
     });
     ops::register(registry);
+    effects::register(registry);
 }
 
 fn parse_type(ctx: &mut Context, name: &str, body: Option<&str>) -> Result<TypeId, ItemError> {

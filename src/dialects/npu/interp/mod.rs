@@ -5,21 +5,21 @@
 //!
 //! The kernel's buffers are its arguments, named `arg0`, `arg1`, ... in order: each is bound to an array of its
 //! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer is
-//! returned at the end. This version runs `npu.semaphore`, `npu.barrier`, `npu.dma`, `npu.memset` and the vector
-//! ops; other instructions are an error at the instruction.
+//! returned at the end. It runs every instruction of the dialect.
 
+pub mod execute;
 pub mod memory;
 pub mod schedule;
+pub mod state;
 pub mod trace;
 
-use super::access::AccessPattern;
-use super::dma::{Dma, Memory};
+use super::dma::Memory;
 use super::ops::clauses::{queue_index, sync_of};
-use super::ops::dma_op::decode;
-use super::ops::memset::{self, Memset};
-use super::ops::onchip::{Operand, Space};
-use super::ops::vector::{self, Vector};
+use super::ops::instruction::Instruction;
 use super::types::{as_buf, elem_name};
+use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
+use execute::execute;
+use state::Memories;
 use crate::array::Array;
 use crate::ir::{Context, OpId, ValueId};
 use crate::machine::NpuConfig;
@@ -30,10 +30,6 @@ use std::collections::HashMap;
 
 /// Most bytes the interpreter holds for a kernel's HBM buffers; past it, an error before anything runs.
 pub const MAX_HBM_BYTES: u64 = 1 << 32;
-
-/// Most packets of one operand the race detector follows one by one; an operand of more is taken as the whole range
-/// it spans (two such operands that interleave without touching are then reported as a race).
-pub const MAX_FOOTPRINT_PACKETS: u64 = 256;
 
 /// Why a kernel could not run: a message, at an instruction when one is at fault, and the other instruction of a
 /// race.
@@ -75,17 +71,6 @@ pub struct Run {
     pub steps: Vec<(String, Option<usize>)>,
 }
 
-/// What one decoded instruction does to memory.
-enum Action {
-    Nothing,
-    Copy(Dma),
-    Fill(Memset),
-    Vector(Vector),
-}
-
-/// The on-chip memories by space and slice, each allocated when first touched.
-type OnChip = HashMap<(Space, u64, u64), Bytes>;
-
 /// Runs `kernel` with `inputs` bound by argument name on the machine `cfg`.
 pub fn run_kernel(
     ctx: &Context,
@@ -97,23 +82,19 @@ pub fn run_kernel(
     let region = ctx.body.regions(kernel)[0];
     let entry = *ctx.body.region(region).blocks.first().ok_or(InterpError::at(Some(kernel), "no body".into()))?;
     let args: Vec<ValueId> = ctx.body.block(entry).args.clone();
-    let mut hbm = bind(ctx, kernel, &args, inputs)?;
+    let mut mem = Memories::new(bind(ctx, kernel, &args, inputs)?, cfg);
     let (steps, actions, ops, semaphores) = decode_program(ctx, entry, cfg)?;
     let queues = cfg.dma_engines as usize + 2;
     let timing = schedule(&steps, queues, semaphores).map_err(|e| schedule_error(e, &ops))?;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&k| (timing.start[k], k));
-    let mut chip: OnChip = HashMap::new();
     for k in order {
-        match &actions[k] {
-            Action::Copy(dma) => copy(dma, &mut hbm, &mut chip, cfg).map_err(at(ops[k]))?,
-            Action::Fill(m) => fill(m, &mut chip, cfg),
-            Action::Vector(v) => vector(v, &mut chip, cfg).map_err(at(ops[k]))?,
-            Action::Nothing => {}
+        if let Some(instruction) = &actions[k] {
+            execute(instruction, &mut mem, cfg).map_err(at(ops[k]))?;
         }
     }
     let mut buffers = IndexMap::new();
-    for (i, (&arg, bytes)) in args.iter().zip(&hbm).enumerate() {
+    for (i, (&arg, bytes)) in args.iter().zip(&mem.hbm).enumerate() {
         let t = as_buf(ctx, ctx.body.value_type(arg)).expect("verified");
         let dtype = dtype_of(t.elem).expect("checked when bound");
         buffers.insert(format!("arg{i}"), from_bytes(dtype, bytes.raw()).expect("a whole number of elements"));
@@ -171,56 +152,50 @@ fn bind(
     Ok(out)
 }
 
-type Program = (Vec<Step>, Vec<Action>, Vec<OpId>, usize);
+type Program = (Vec<Step>, Vec<Option<Instruction>>, Vec<OpId>, usize);
 
-/// Each instruction as a step of the schedule and an action on memory, with the number of semaphores.
+/// Each instruction as a step of the schedule (its footprints from the memory-effects interface) and what it does,
+/// with the number of semaphores.
 fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> Result<Program, InterpError> {
     let mut sems: HashMap<ValueId, usize> = HashMap::new();
+    let mut memories: HashMap<(&'static str, u64), u64> = HashMap::new();
     let (mut steps, mut actions, mut ops) = (Vec::new(), Vec::new(), Vec::new());
     for op in ctx.body.block_ops(entry) {
         let err = |message: String| InterpError::at(Some(op), message);
-        let (step, action) = match ctx.op_name(op) {
-            "npu.semaphore" => {
-                let v = ctx.body.results(op).next().expect("one result");
-                let n = sems.len();
-                sems.insert(v, n);
-                continue;
-            }
-            "npu.barrier" => (Step { barrier: true, ..Step::default() }, Action::Nothing),
-            "npu.dma" => {
-                let (dma, _) = decode(ctx, op, cfg).map_err(err)?;
-                let buffers =
-                    [dma.src.memory, dma.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count();
-                let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
-                step.cycles = dma.cycles(cfg);
-                step.reads = footprint(&dma.src.memory, &dma.src.pattern);
-                step.writes = footprint(&dma.dst.memory, &dma.dst.pattern);
-                (step, Action::Copy(dma))
-            }
-            "npu.memset" => {
-                let m = memset::decode(ctx, op).map_err(err)?;
-                let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
-                step.cycles = m.cycles(cfg);
-                let slice = |s: u64| pieces(on_chip_id(m.dst.space, m.slices.cluster, s), &m.dst.pattern);
-                step.writes = (m.slices.first..m.slices.end).flat_map(slice).collect();
-                (step, Action::Fill(m))
-            }
-            "npu.vec.unary" | "npu.vec.binary" => {
-                let v = vector::decode(ctx, op).map_err(err)?;
-                let mut step = synced(ctx, op, 0, &sems, cfg).map_err(err)?;
-                step.cycles = v.cycles(cfg);
-                let on_slices = |o: &Operand| -> Vec<Footprint> {
-                    let s = v.slices;
-                    (s.first..s.end).flat_map(|k| pieces(on_chip_id(o.space, s.cluster, k), &o.pattern)).collect()
+        let name = ctx.op_name(op);
+        if name == "npu.semaphore" {
+            let v = ctx.body.results(op).next().expect("one result");
+            let n = sems.len();
+            sems.insert(v, n);
+            continue;
+        }
+        let instruction = Instruction::decode(ctx, op, cfg).map_err(err)?;
+        let step = match &instruction {
+            None if name == "npu.barrier" => Step { barrier: true, ..Step::default() },
+            None => return Err(err(format!("the interpreter cannot run '{name}'"))),
+            Some(i) => {
+                let buffers = match i {
+                    Instruction::Dma(d) => [&d.src.memory, &d.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count(),
+                    _ => 0,
                 };
-                step.reads = v.reads().into_iter().flat_map(on_slices).collect();
-                step.writes = on_slices(&v.dst);
-                (step, Action::Vector(v))
+                let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
+                step.cycles = i.cycles(cfg);
+                let effects = effects_of(ctx, op).unwrap_or_default();
+                for e in effects {
+                    let next = memories.len() as u64;
+                    let extent = e.extent.unwrap_or(Extent { unit: 0, low: i128::MIN, high: i128::MAX });
+                    let memory = *memories.entry((e.resource, extent.unit)).or_insert(next);
+                    let footprint = Footprint { memory, low: extent.low, high: extent.high };
+                    match e.kind {
+                        EffectKind::Write => step.writes.push(footprint),
+                        _ => step.reads.push(footprint),
+                    }
+                }
+                step
             }
-            other => return Err(err(format!("the interpreter cannot run '{other}' yet"))),
         };
         steps.push(step);
-        actions.push(action);
+        actions.push(instruction);
         ops.push(op);
     }
     Ok((steps, actions, ops, sems.len()))
@@ -243,92 +218,6 @@ fn synced(
         return Err("a semaphore operand is not an npu.semaphore of this kernel".into());
     };
     Ok(Step { queue, waits, signals, ..Step::default() })
-}
-
-/// The number the schedule knows a slice's memory by (HBM buffers are numbered by argument, below 2^32).
-fn on_chip_id(space: Space, cluster: u64, slice: u64) -> u64 {
-    let space = match space {
-        Space::Dm => 1u64,
-        Space::Acc => 2,
-    };
-    (space << 32) + (cluster << 16) + slice
-}
-
-/// The bytes a side touches.
-fn footprint(memory: &Memory, pattern: &AccessPattern) -> Vec<Footprint> {
-    let memory = match *memory {
-        Memory::Hbm { region, .. } => region as u64,
-        Memory::Dm { cluster, slice } => on_chip_id(Space::Dm, cluster, slice),
-    };
-    pieces(memory, pattern)
-}
-
-/// The bytes `pattern` touches in `memory`: packet by packet (runs of adjacent packets merged) when there are at
-/// most [`MAX_FOOTPRINT_PACKETS`], so that patterns that interleave without touching are not a race; otherwise the
-/// one range they span.
-fn pieces(memory: u64, pattern: &AccessPattern) -> Vec<Footprint> {
-    let Some((low, high)) = pattern.range() else { return Vec::new() };
-    if pattern.packets().is_none_or(|n| n > MAX_FOOTPRINT_PACKETS) {
-        return vec![Footprint { memory, low, high }];
-    }
-    let mut starts: Vec<i128> = pattern.offsets().map(|o| pattern.base as i128 + o).collect();
-    starts.sort_unstable();
-    let mut out: Vec<Footprint> = Vec::new();
-    for start in starts {
-        let end = start + pattern.packet as i128;
-        match out.last_mut() {
-            Some(last) if start <= last.high => last.high = last.high.max(end),
-            _ => out.push(Footprint { memory, low: start, high: end }),
-        }
-    }
-    out
-}
-
-/// Carries out `m`: the value in every packet of every slice of its range.
-fn fill(m: &Memset, chip: &mut OnChip, cfg: &NpuConfig) {
-    let element = m.element();
-    let pattern = &m.dst.pattern;
-    let packet: Vec<u8> = element.iter().copied().cycle().take(pattern.packet as usize).collect();
-    for slice in m.slices.first..m.slices.end {
-        let bytes = on_chip(chip, m.dst.space, m.slices.cluster, slice, cfg);
-        for offset in pattern.offsets() {
-            bytes.write((pattern.base as i128 + offset) as usize, &packet); // In bounds: verified.
-        }
-    }
-}
-
-/// Carries out `v` on each of its slices: gathers the operands' elements, applies the function, scatters the
-/// results.
-fn vector(v: &Vector, chip: &mut OnChip, cfg: &NpuConfig) -> Result<(), String> {
-    for slice in v.slices.first..v.slices.end {
-        let mut inputs = Vec::new();
-        for o in v.reads() {
-            let bytes = on_chip(chip, o.space, v.slices.cluster, slice, cfg);
-            let mut gathered = Vec::with_capacity(o.pattern.bytes().unwrap_or(0) as usize);
-            for offset in o.pattern.offsets() {
-                let at = (o.pattern.base as i128 + offset) as usize; // In bounds: verified.
-                let packet = bytes.read(at, o.pattern.packet as usize);
-                gathered.extend_from_slice(
-                    packet.map_err(|b| {
-                        format!("reads byte {b} of {} slice {slice}, which nothing wrote", o.space.name())
-                    })?,
-                );
-            }
-            inputs.push(gathered.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect());
-        }
-        let results: Vec<u8> = v.apply(&inputs)?.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let bytes = on_chip(chip, v.dst.space, v.slices.cluster, slice, cfg);
-        let packet = v.dst.pattern.packet as usize;
-        for (offset, chunk) in v.dst.pattern.offsets().zip(results.chunks_exact(packet.max(1))) {
-            bytes.write((v.dst.pattern.base as i128 + offset) as usize, chunk);
-        }
-    }
-    Ok(())
-}
-
-/// A slice's memory of `space`, allocated when first touched.
-fn on_chip<'m>(chip: &'m mut OnChip, space: Space, cluster: u64, slice: u64, cfg: &NpuConfig) -> &'m mut Bytes {
-    chip.entry((space, cluster, slice)).or_insert_with(|| Bytes::empty(space.capacity(cfg) as usize))
 }
 
 fn schedule_error(e: ScheduleError, ops: &[OpId]) -> InterpError {
@@ -355,26 +244,5 @@ fn schedule_error(e: ScheduleError, ops: &[OpId]) -> InterpError {
         ScheduleError::Malformed(k) => {
             InterpError::at(ops.get(k).copied(), "names a queue or semaphore the machine does not have".into())
         }
-    }
-}
-
-/// Carries out `dma`: each packet of the source to its place in the destination.
-fn copy(dma: &Dma, hbm: &mut [Bytes], dm: &mut OnChip, cfg: &NpuConfig) -> Result<(), String> {
-    let packet = dma.src.pattern.packet as usize;
-    let mut buffer = vec![0u8; packet];
-    for (s, d) in dma.src.pattern.offsets().zip(dma.dst.pattern.offsets()) {
-        let from = (dma.src.pattern.base as i128 + s) as usize; // In bounds: the verifier checked both sides.
-        let to = (dma.dst.pattern.base as i128 + d) as usize;
-        let src = memory(&dma.src.memory, hbm, dm, cfg);
-        buffer.copy_from_slice(src.read(from, packet).map_err(|at| format!("reads byte {at}, which nothing wrote"))?);
-        memory(&dma.dst.memory, hbm, dm, cfg).write(to, &buffer);
-    }
-    Ok(())
-}
-
-fn memory<'m>(memory: &Memory, hbm: &'m mut [Bytes], chip: &'m mut OnChip, cfg: &NpuConfig) -> &'m mut Bytes {
-    match *memory {
-        Memory::Hbm { region, .. } => &mut hbm[region as usize],
-        Memory::Dm { cluster, slice } => on_chip(chip, Space::Dm, cluster, slice, cfg),
     }
 }

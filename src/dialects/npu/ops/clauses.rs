@@ -71,27 +71,38 @@ pub fn parse_syncs<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, keyw
     Ok(())
 }
 
-/// Parses the end every instruction shares, `: T [signals(...)] [attributes {...}]`: the element type as the
-/// `dtype` property, and the semaphores signalled after the operands parsed so far.
+/// Parses the end every instruction shares, `: T [-> U] [signals(...)] [attributes {...}]`: the element type as
+/// the `dtype` property (and a converting instruction's result type as `out_dtype`), and the semaphores signalled
+/// after the operands parsed so far.
 pub fn parse_tail<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
     p.expect_punct(":")?;
     let dtype = elem(p)?;
+    let out = if p.eat_punct("->") { Some(elem(p)?) } else { None };
     parse_syncs(p, op, "signals")?;
     p.attr_dict(op);
     p.expect_end()?;
     let ctx = p.ctx();
-    let (key, value) = (ctx.sym("dtype"), ctx.string_attr(crate::dialects::npu::types::elem_name(dtype)));
-    op.props.push((key, value));
+    for (name, t) in [("dtype", Some(dtype)), ("out_dtype", out)] {
+        if let Some(t) = t {
+            let (key, value) = (ctx.sym(name), ctx.string_attr(crate::dialects::npu::types::elem_name(t)));
+            op.props.push((key, value));
+        }
+    }
     Ok(())
 }
 
-/// Prints the end every instruction shares: ` : T`, the signals (semaphore operands from `first_signal` on) and the
-/// attributes not in `elided` (nor `dtype`, `queue`, `waits`, `signals`).
+/// Prints the end every instruction shares: ` : T [-> U]`, the signals (semaphore operands from `first_signal`
+/// on) and the attributes not in `elided` (nor `dtype`, `out_dtype`, `queue`, `waits`, `signals`).
 pub fn print_tail(p: &mut OpPrinter<'_, '_>, op: OpId, first_signal: usize, elided: &[String]) -> fmt::Result {
-    let dtype = str_prop(p.ctx(), op, "dtype").filter(|d| elem_type(d).is_ok()).ok_or(fmt::Error)?.to_string();
-    p.write(&format!(" : {dtype}"));
+    let ctx = p.ctx();
+    let ty = |name: &str| str_prop(ctx, op, name).map(|d| elem_type(d).map(|_| d.to_string()));
+    let (dtype, out) = (ty("dtype"), ty("out_dtype"));
+    p.write(&format!(" : {}", dtype.ok_or(fmt::Error)?.map_err(|_| fmt::Error)?));
+    if let Some(out) = out {
+        p.write(&format!(" -> {}", out.map_err(|_| fmt::Error)?));
+    }
     print_syncs(p, op, "signals", first_signal)?;
-    let common = ["dtype", "queue", "waits", "signals"];
+    let common = ["dtype", "out_dtype", "queue", "waits", "signals"];
     let elided: Vec<&str> = elided.iter().map(String::as_str).chain(common).collect();
     p.attr_dict(op, &elided)
 }
@@ -176,6 +187,11 @@ pub fn ints(ctx: &Context, op: OpId, name: &str) -> Option<Vec<i64>> {
 /// The integer property `name` of `op`.
 pub fn int_prop(ctx: &Context, op: OpId, name: &str) -> Option<i64> {
     ctx.attr_data(ctx.op_attr(op, name)?).as_int().and_then(|v| i64::try_from(v).ok())
+}
+
+/// The element type in property `name` of `op` (`dtype`, `out_dtype`).
+pub fn elem_prop(ctx: &Context, op: OpId, name: &str) -> Result<ElemType, String> {
+    elem_type(str_prop(ctx, op, name).ok_or(format!("needs '{name}'"))?).map_err(|e| e.message)
 }
 
 /// The string property `name` of `op`.

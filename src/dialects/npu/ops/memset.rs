@@ -8,15 +8,12 @@
 //! Properties: `queue`, the slices and the `dst` operand (`onchip`), `value`, `dtype`, `waits`, `signals`;
 //! operands: the semaphores.
 
-use super::clauses::{
-    compute_queue, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, str_prop, sync_of,
-};
+use super::clauses::{elem_prop, parse_tail, print_tail};
 use super::onchip::{self, Operand, Slices, Space};
-use crate::dialects::npu::types::{elem_name, elem_type};
+use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, ParsedOp};
 use crate::ir::print::{format_float, OpPrinter};
 use crate::ir::types::FloatKind;
-use crate::ir::verify::op_error;
 use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
 use crate::machine::{ElemType, NpuConfig};
 use std::fmt;
@@ -67,7 +64,7 @@ impl Memset {
 pub fn decode(ctx: &Context, op: OpId) -> Result<Memset, String> {
     let slices = onchip::slices_of(ctx, op)?;
     let dst = onchip::operand_of(ctx, op, "dst")?;
-    let dtype = elem_type(str_prop(ctx, op, "dtype").ok_or("needs 'dtype'")?).map_err(|e| e.message)?;
+    let dtype = elem_prop(ctx, op, "dtype")?;
     let value = match ctx.op_attr(op, "value").map(|a| ctx.attr_data(a)) {
         Some(Attr::Float { bits, .. }) => f64::from_bits(*bits),
         Some(other) => other.as_int().ok_or("'value' must be a number")? as f64,
@@ -79,6 +76,7 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<Memset, String> {
 /// The machine's rules for a memset.
 pub fn check(m: &Memset, cfg: &NpuConfig) -> Result<(), String> {
     onchip::check_slices(&m.slices, cfg)?;
+    onchip::check_space("dst", &m.dst, &[Space::Dm, Space::Acc])?;
     if m.dtype == ElemType::F8 || (m.dst.space == Space::Acc && m.dtype.bytes() != 4) {
         return Err(format!("cannot fill {} with {} elements", m.dst.space.name(), elem_name(m.dtype)));
     }
@@ -86,19 +84,12 @@ pub fn check(m: &Memset, cfg: &NpuConfig) -> Result<(), String> {
 }
 
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    let cfg = NpuConfig::default();
-    let err = |m: String| op_error(ctx, op, m);
-    let m = decode(ctx, op).map_err(err)?;
-    sync_of(ctx, op, 0).map_err(err)?;
-    compute_queue(ctx, op, &cfg).map_err(err)?;
-    check(&m, &cfg).map_err(err)
+    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, cfg))
 }
 
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let mut op = ParsedOp::default();
-    parse_queue(p, &mut op)?;
-    parse_syncs(p, &mut op, "waits")?;
-    onchip::parse_slices(p, &mut op)?;
+    onchip::parse_head(p, &mut op)?;
     onchip::parse_operand(p, &mut op, "dst")?;
     p.expect_keyword("value")?;
     let value = p.f64_attr()?;
@@ -110,9 +101,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
 
 fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     let m = decode(p.ctx(), op).map_err(|_| fmt::Error)?;
-    print_queue(p, op)?;
-    print_syncs(p, op, "waits", 0)?;
-    onchip::print_slices(p, &m.slices);
+    onchip::print_head(p, op, &m.slices)?;
     onchip::print_operand(p, "dst", &m.dst)?;
     p.write(&format!(" value {}", format_float(m.value, FloatKind::F64)));
     let waits = super::clauses::ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();

@@ -6,38 +6,64 @@
 //! Properties: `cluster` and `slices` (`[first, end)`) once per instruction; per operand `name`, `name_space`
 //! (`"dm"` or `"acc"`), `name_base`, `name_loops` (`[[count, stride], ...]`) and `name_packet`.
 
-use super::clauses::{int, int_list, int_prop, ints, loops_prop, parse_tuples, str_prop};
+use super::clauses::{
+    int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue, print_syncs,
+    str_prop, sync_of, compute_queue,
+};
+use crate::ir::verify::op_error;
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
-use crate::ir::asm::{CustomParser, Delim, ParsedOp};
+use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
 use crate::ir::{Context, Diagnostic, OpId};
 use crate::machine::NpuConfig;
 use std::fmt;
 
-/// On-chip memories an instruction names.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+/// On-chip memories an instruction names, each a byte array per slice.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Space {
     /// A slice's data memory.
     Dm,
-    /// A slice's accumulator.
+    /// A slice's accumulator (32-bit elements).
     Acc,
+    /// A slice's tensor register file, the matmul's stationary operand: lane `l` is bytes
+    /// `[l · lane_bytes, (l + 1) · lane_bytes)`. Only `npu.load_trf` writes it.
+    Trf,
+    /// A slice's vector register file (32-bit elements). Only `npu.load_vrf` writes it.
+    Vrf,
 }
 
 impl Space {
+    /// Every space, in the order of [`Space::index`].
+    pub const ALL: [Space; 4] = [Space::Dm, Space::Acc, Space::Trf, Space::Vrf];
+
     /// The bytes one slice holds of it.
     pub fn capacity(self, cfg: &NpuConfig) -> u64 {
         match self {
             Space::Dm => cfg.dm_slice_bytes,
             Space::Acc => cfg.acc_slice_bytes,
+            Space::Trf => cfg.trf_lanes.saturating_mul(cfg.trf_lane_bytes),
+            Space::Vrf => cfg.vrf_slice_bytes,
         }
     }
 
-    /// `dm` or `acc`.
+    /// `dm`, `acc`, `trf` or `vrf`.
     pub fn name(self) -> &'static str {
         match self {
             Space::Dm => "dm",
             Space::Acc => "acc",
+            Space::Trf => "trf",
+            Space::Vrf => "vrf",
         }
+    }
+
+    /// The space called `name`.
+    pub fn named(name: &str) -> Option<Space> {
+        Space::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// 0 to 3, in the order of [`Space::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
@@ -59,6 +85,35 @@ pub struct Operand {
     pub space: Space,
     /// The bytes, on every slice.
     pub pattern: AccessPattern,
+}
+
+/// Parses the head every compute instruction shares: `queue(q) [waits(...)] on(...)`.
+pub fn parse_head<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
+    parse_queue(p, op)?;
+    parse_syncs(p, op, "waits")?;
+    parse_slices(p, op)
+}
+
+/// Prints the head every compute instruction shares: ` queue(q) [waits(...)] on(...)`.
+pub fn print_head(p: &mut OpPrinter<'_, '_>, op: OpId, slices: &Slices) -> fmt::Result {
+    print_queue(p, op)?;
+    print_syncs(p, op, "waits", 0)?;
+    print_slices(p, slices);
+    Ok(())
+}
+
+/// Verifies a compute instruction against the default machine: its semaphores (it has no buffer operands), its
+/// queue (`main` or `sub`), then `check`.
+pub fn verify_compute(
+    ctx: &Context,
+    op: OpId,
+    check: impl FnOnce(&NpuConfig) -> Result<(), String>,
+) -> Result<(), Diagnostic> {
+    let cfg = NpuConfig::default();
+    let err = |m: String| op_error(ctx, op, m);
+    sync_of(ctx, op, 0).map_err(err)?;
+    compute_queue(ctx, op, &cfg).map_err(err)?;
+    check(&cfg).map_err(err)
 }
 
 /// Parses `on(cluster, first:end)` (or `on(cluster, slice)`).
@@ -86,7 +141,10 @@ pub fn parse_operand<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, na
     p.expect_keyword(name)?;
     let (items, loc) = p.group(Delim::Paren)?;
     let mut inner = p.nested(items, loc);
-    let space = if inner.eat_keyword("acc") { "acc" } else { inner.expect_keyword("dm").map(|_| "dm")? };
+    let space = match inner.next_item() {
+        Some(AsmItem::Keyword(k, _)) if Space::named(k).is_some() => k,
+        _ => return Err(inner.expected("a space (dm, acc, trf or vrf)")),
+    };
     inner.expect_punct(",")?;
     inner.expect_keyword("base")?;
     let base = int(&mut inner)?;
@@ -127,11 +185,9 @@ pub fn slices_of(ctx: &Context, op: OpId) -> Result<Slices, String> {
 
 /// Operand `name` of `op`.
 pub fn operand_of(ctx: &Context, op: OpId, name: &str) -> Result<Operand, String> {
-    let space = match str_prop(ctx, op, &format!("{name}_space")) {
-        Some("dm") => Space::Dm,
-        Some("acc") => Space::Acc,
-        _ => return Err(format!("'{name}_space' must be \"dm\" or \"acc\"")),
-    };
+    let space = str_prop(ctx, op, &format!("{name}_space"))
+        .and_then(Space::named)
+        .ok_or(format!("'{name}_space' must be \"dm\", \"acc\", \"trf\" or \"vrf\""))?;
     let base = int_prop(ctx, op, &format!("{name}_base"))
         .and_then(|b| u64::try_from(b).ok())
         .ok_or(format!("'{name}_base' must be a non-negative integer"))?;
@@ -157,6 +213,15 @@ pub fn check_slices(s: &Slices, cfg: &NpuConfig) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Checks that operand `name` is in one of the spaces `allowed`.
+pub fn check_space(name: &str, o: &Operand, allowed: &[Space]) -> Result<(), String> {
+    if allowed.contains(&o.space) {
+        return Ok(());
+    }
+    let names: Vec<&str> = allowed.iter().map(|s| s.name()).collect();
+    Err(format!("{name} is in {}, but here it must be in {}", o.space.name(), names.join(" or ")))
 }
 
 /// Checks operand `name`: inside its space, whole `elem_bytes` elements per packet, and, when `write`, injective

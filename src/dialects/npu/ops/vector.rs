@@ -11,15 +11,12 @@
 //! Properties: `kind`, `queue`, the slices and operands (`onchip`), `rhs_imm` (instead of `rhs`), `dtype`, `waits`,
 //! `signals`; operands: the semaphores.
 
-use super::clauses::{
-    compute_queue, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail, str_prop, sync_of,
-};
-use super::onchip::{self, Operand, Slices};
-use crate::dialects::npu::types::{elem_name, elem_type};
+use super::clauses::{elem_prop, ints, parse_tail, print_tail, str_prop};
+use super::onchip::{self, Operand, Slices, Space};
+use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{AsmItem, CustomParser, ParsedOp};
 use crate::ir::print::{format_float, OpPrinter};
 use crate::ir::types::FloatKind;
-use crate::ir::verify::op_error;
 use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
 use crate::machine::{ElemType, NpuConfig};
 use std::fmt;
@@ -178,7 +175,7 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<Vector, String> {
         (true, None) => Some(Rhs::Operand(onchip::operand_of(ctx, op, "rhs")?)),
     };
     let dst = onchip::operand_of(ctx, op, "dst")?;
-    let dtype = elem_type(str_prop(ctx, op, "dtype").ok_or("needs 'dtype'")?).map_err(|e| e.message)?;
+    let dtype = elem_prop(ctx, op, "dtype")?;
     Ok(Vector { kind, slices, src, rhs, dst, dtype })
 }
 
@@ -196,10 +193,14 @@ pub fn check(v: &Vector, binary: bool, cfg: &NpuConfig) -> Result<(), String> {
     }
     onchip::check_slices(&v.slices, cfg)?;
     let first = if binary { "lhs" } else { "src" };
+    let readable = [Space::Dm, Space::Acc, Space::Vrf];
+    onchip::check_space(first, &v.src, &readable)?;
     onchip::check_operand(first, &v.src, 4, false, cfg)?;
     if let Some(Rhs::Operand(rhs)) = &v.rhs {
+        onchip::check_space("rhs", rhs, &readable)?;
         onchip::check_operand("rhs", rhs, 4, false, cfg)?;
     }
+    onchip::check_space("dst", &v.dst, &[Space::Dm, Space::Acc])?;
     onchip::check_operand("dst", &v.dst, 4, true, cfg)?;
     let n = v.elements();
     for (name, o) in [(first, &v.src)].into_iter().chain(match &v.rhs {
@@ -215,12 +216,7 @@ pub fn check(v: &Vector, binary: bool, cfg: &NpuConfig) -> Result<(), String> {
 }
 
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    let cfg = NpuConfig::default();
-    let err = |m: String| op_error(ctx, op, m);
-    let v = decode(ctx, op).map_err(err)?;
-    sync_of(ctx, op, 0).map_err(err)?;
-    compute_queue(ctx, op, &cfg).map_err(err)?;
-    check(&v, ctx.op_name(op) == "npu.vec.binary", &cfg).map_err(err)
+    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, ctx.op_name(op) == "npu.vec.binary", cfg))
 }
 
 fn parse_unary<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
@@ -238,9 +234,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>, inputs: &[&str]) -> Result<ParsedOp<'
         Some(AsmItem::Keyword(k, _)) => k,
         _ => return Err(p.expected("the function (relu, add, ...)")),
     };
-    parse_queue(p, &mut op)?;
-    parse_syncs(p, &mut op, "waits")?;
-    onchip::parse_slices(p, &mut op)?;
+    onchip::parse_head(p, &mut op)?;
     for &name in inputs {
         if name == "rhs" && p.eat_keyword("imm") {
             let value = p.f64_attr()?;
@@ -264,9 +258,7 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
         return Err(fmt::Error);
     }
     p.write(&format!(" {}", v.kind));
-    print_queue(p, op)?;
-    print_syncs(p, op, "waits", 0)?;
-    onchip::print_slices(p, &v.slices);
+    onchip::print_head(p, op, &v.slices)?;
     let mut elided: Vec<String> = Vec::new();
     match &v.rhs {
         None => {
@@ -296,7 +288,6 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
 mod tests {
     use super::*;
     use crate::dialects::npu::access::AccessPattern;
-    use crate::dialects::npu::ops::onchip::Space;
 
     fn vector(kind: &str, dtype: ElemType, rhs: Option<Rhs>) -> Vector {
         let o = Operand { space: Space::Dm, pattern: AccessPattern::new(0, &[], 12) };

@@ -1,0 +1,54 @@
+//! The one GEMM of the crate: row-major `c = a · b` on the `gemm` crate (threaded, with AVX-512 kernels where the
+//! CPU has them), shared by the TEG evaluator's contractions and the NPU interpreter's `npu.matmul`, so both
+//! compute the same sums in the same order.
+
+/// Element types with a GEMM.
+pub trait Gemm: Copy {
+    /// `c = a[m, k] · b[k, n]` (`c +=` when `accumulate`), row-major; the slices hold `m·k`, `k·n` and `m·n`
+    /// elements. Without `accumulate`, `c` is only written: its fresh pages are never read first (reading them
+    /// would map the shared zero page, and the GEMM threads' first writes would then each flush every core's TLB).
+    fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool);
+}
+
+/// `Gemm` on the `gemm` crate, on all of rayon's threads (it runs small products on one).
+macro_rules! gemm_impl {
+    ($t:ty) => {
+        impl Gemm for $t {
+            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t], accumulate: bool) {
+                assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "GEMM operands too short");
+                if m == 0 || n == 0 {
+                    return;
+                }
+                let (rk, rn) = (k as isize, n as isize);
+                let threads = gemm::Parallelism::Rayon(0);
+                // SAFETY: the lengths are checked above; the strides are those of row-major matrices, and `c`
+                // does not overlap `a` or `b` (it is borrowed mutably).
+                unsafe {
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        c.as_mut_ptr(),
+                        1,
+                        rn,
+                        accumulate,
+                        a.as_ptr(),
+                        1,
+                        rk,
+                        b.as_ptr(),
+                        1,
+                        rn,
+                        1.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        threads,
+                    )
+                }
+            }
+        }
+    };
+}
+gemm_impl!(f32);
+gemm_impl!(f64);

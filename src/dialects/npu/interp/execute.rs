@@ -1,0 +1,193 @@
+//! What each instruction does to the memories: DMA copies, fills, streams (register-file loads, casts,
+//! transposes), matmuls on the crate's GEMM (the slices of one matmul in parallel), elementwise vector functions and
+//! reductions. Compute instructions run on each slice of their range on that slice's own memories.
+
+use super::memory::Bytes;
+use super::state::{gather, scatter, word_bytes, words, Memories};
+use crate::array::gemm::Gemm;
+use crate::dialects::npu::dma::Dma;
+use crate::dialects::npu::ops::instruction::{Instruction, Site};
+use crate::dialects::npu::ops::matmul::Matmul;
+use crate::dialects::npu::ops::memset::Memset;
+use crate::dialects::npu::ops::onchip::{Operand, Space};
+use crate::dialects::npu::ops::reduce::Reduce;
+use crate::dialects::npu::ops::stream::Stream;
+use crate::dialects::npu::ops::vector::Vector;
+use crate::machine::{ElemType, NpuConfig};
+use half::{bf16, f16};
+use rayon::prelude::*;
+
+/// Carries out `instruction` (verified, so every pattern is inside its memory).
+pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
+    match instruction {
+        Instruction::Dma(d) => copy(d, mem),
+        Instruction::Memset(m) => {
+            fill(m, mem);
+            Ok(())
+        }
+        Instruction::Stream(s) => stream(s, mem),
+        Instruction::Matmul(m) => matmul(m, mem, cfg),
+        Instruction::Vector(v) => vector(v, mem),
+        Instruction::Reduce(r) => reduce(r, mem),
+    }
+}
+
+/// The error for a read of a byte nothing wrote, in `space` of `slice`.
+fn unwritten(space: Space, slice: u64) -> impl Fn(usize) -> String {
+    move |at| format!("reads byte {at} of {} slice {slice}, which nothing wrote", space.name())
+}
+
+/// Operand `o`'s bytes on `slice` of cluster `cluster`.
+fn read(mem: &mut Memories, o: &Operand, cluster: u64, slice: u64) -> Result<Vec<u8>, String> {
+    gather(mem.slice(o.space, cluster, slice), &o.pattern).map_err(unwritten(o.space, slice))
+}
+
+/// Each packet of the source to its place in the destination.
+fn copy(dma: &Dma, mem: &mut Memories) -> Result<(), String> {
+    let (src, dst) = (Site::of(&dma.src.memory), Site::of(&dma.dst.memory));
+    let (sp, dp) = (&dma.src.pattern, &dma.dst.pattern);
+    let unwritten = |at: usize| format!("reads byte {at}, which nothing wrote");
+    if src == dst {
+        let data = gather(mem.get(src), sp).map_err(unwritten)?;
+        scatter(mem.get(dst), dp, &data);
+        return Ok(());
+    }
+    let (from, to) = mem.pair(src, dst);
+    let packet = sp.packet as usize;
+    for (s, d) in sp.offsets().zip(dp.offsets()) {
+        let bytes = from.read((sp.base as i128 + s) as usize, packet).map_err(unwritten)?;
+        to.write((dp.base as i128 + d) as usize, bytes);
+    }
+    Ok(())
+}
+
+/// The value in every packet of every slice of the range.
+fn fill(m: &Memset, mem: &mut Memories) {
+    let element = m.element();
+    let pattern = &m.dst.pattern;
+    let data: Vec<u8> = element.iter().copied().cycle().take(pattern.bytes().unwrap_or(0) as usize).collect();
+    for slice in m.slices.first..m.slices.end {
+        scatter(mem.slice(m.dst.space, m.slices.cluster, slice), pattern, &data);
+    }
+}
+
+fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
+    for slice in s.slices.first..s.slices.end {
+        let data = s.apply(&read(mem, &s.src, s.slices.cluster, slice)?);
+        scatter(mem.slice(s.dst.space, s.slices.cluster, slice), &s.dst.pattern, &data);
+    }
+    Ok(())
+}
+
+fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
+    for slice in v.slices.first..v.slices.end {
+        let inputs: Vec<Vec<u32>> =
+            v.reads().into_iter().map(|o| read(mem, o, v.slices.cluster, slice).map(|b| words(&b))).collect::<Result<_, _>>()?;
+        let results = word_bytes(&v.apply(&inputs)?);
+        scatter(mem.slice(v.dst.space, v.slices.cluster, slice), &v.dst.pattern, &results);
+    }
+    Ok(())
+}
+
+fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
+    let s = r.slices;
+    let write = |mem: &mut Memories, slice: u64, results: &[u32]| {
+        scatter(mem.slice(r.dst.space, s.cluster, slice), &r.dst.pattern, &word_bytes(results));
+    };
+    if !r.across {
+        for slice in s.first..s.end {
+            let results = r.rows(&words(&read(mem, &r.src, s.cluster, slice)?));
+            write(mem, slice, &results);
+        }
+        return Ok(());
+    }
+    let mut acc = words(&read(mem, &r.src, s.cluster, s.first)?);
+    for slice in s.first + 1..s.end {
+        r.fold(&mut acc, &words(&read(mem, &r.src, s.cluster, slice)?));
+    }
+    for slice in s.first..s.end {
+        write(mem, slice, &acc);
+    }
+    Ok(())
+}
+
+/// The matmul on every slice of its range, in parallel: each slice's accumulator is taken out of the memories
+/// while its data memory and TRF are read in place.
+fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
+    let s = mm.slices;
+    let mut accs: Vec<(u64, Bytes)> = Vec::new();
+    for k in s.first..s.end {
+        mem.slice(Space::Dm, s.cluster, k);
+        mem.slice(Space::Trf, s.cluster, k);
+        mem.slice(Space::Acc, s.cluster, k);
+        accs.push((k, mem.slices.remove(&(Space::Acc, s.cluster, k)).expect("allocated")));
+    }
+    let shared = &mem.slices;
+    let results: Vec<Result<(), String>> = accs
+        .par_iter_mut()
+        .map(|(k, acc)| {
+            let dm = &shared[&(Space::Dm, s.cluster, *k)];
+            let trf = &shared[&(Space::Trf, s.cluster, *k)];
+            matmul_slice(mm, dm, trf, acc, *k, cfg)
+        })
+        .collect();
+    for (k, acc) in accs {
+        mem.slices.insert((Space::Acc, s.cluster, k), acc);
+    }
+    results.into_iter().collect()
+}
+
+/// One slice's `C (+)= A · B`.
+fn matmul_slice(mm: &Matmul, dm: &Bytes, trf: &Bytes, acc: &mut Bytes, slice: u64, cfg: &NpuConfig) -> Result<(), String> {
+    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
+    let a = gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?;
+    let size = mm.from.bytes() as usize;
+    // B row-major [k][n], from its lane-major columns.
+    let mut b = vec![0u8; k * n * size];
+    for j in 0..n {
+        let at = mm.b_offset(0, j as u64, cfg) as usize;
+        let column = trf.read(at, k * size).map_err(unwritten(Space::Trf, slice))?;
+        for (row, e) in column.chunks_exact(size).enumerate() {
+            b[(row * n + j) * size..][..size].copy_from_slice(e);
+        }
+    }
+    let c = if mm.accumulate {
+        words(&gather(acc, &mm.c.pattern).map_err(unwritten(Space::Acc, slice))?)
+    } else {
+        vec![0; m * n]
+    };
+    let c = if mm.from == ElemType::I8 {
+        integer_matmul(m, k, n, &a, &b, c)
+    } else {
+        let (a, b) = (widen(mm.from, &a), widen(mm.from, &b));
+        let mut c: Vec<f32> = c.into_iter().map(f32::from_bits).collect();
+        f32::gemm(m, k, n, &a, &b, &mut c, mm.accumulate);
+        c.into_iter().map(f32::to_bits).collect()
+    };
+    scatter(acc, &mm.c.pattern, &word_bytes(&c));
+    Ok(())
+}
+
+/// Float elements of `t` as `f32` (exact).
+fn widen(t: ElemType, bytes: &[u8]) -> Vec<f32> {
+    let half = |e: &[u8]| u16::from_le_bytes([e[0], e[1]]);
+    match t {
+        ElemType::Bf16 => bytes.chunks_exact(2).map(|e| bf16::from_bits(half(e)).to_f32()).collect(),
+        ElemType::F16 => bytes.chunks_exact(2).map(|e| f16::from_bits(half(e)).to_f32()).collect(),
+        _ => bytes.chunks_exact(4).map(|e| f32::from_le_bytes([e[0], e[1], e[2], e[3]])).collect(),
+    }
+}
+
+/// `c += a · b` on `i8` elements in wrapping `i32`, `k` ascending.
+fn integer_matmul(m: usize, k: usize, n: usize, a: &[u8], b: &[u8], mut c: Vec<u32>) -> Vec<u32> {
+    for i in 0..m {
+        for j in 0..n {
+            let mut sum = c[i * n + j] as i32;
+            for p in 0..k {
+                sum = sum.wrapping_add(a[i * k + p] as i8 as i32 * b[p * n + j] as i8 as i32);
+            }
+            c[i * n + j] = sum as u32;
+        }
+    }
+    c
+}

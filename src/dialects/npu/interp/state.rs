@@ -1,0 +1,125 @@
+//! The machine's memories while a kernel runs: one byte memory per HBM buffer and one per slice and on-chip space
+//! (allocated when first touched, so untouched slices cost nothing), and reading an operand's bytes out of a memory
+//! (`gather`, an error on a byte nothing wrote) and writing them back (`scatter`).
+
+use super::memory::Bytes;
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::ops::instruction::Site;
+use crate::dialects::npu::ops::onchip::Space;
+use crate::machine::NpuConfig;
+use std::collections::HashMap;
+
+/// Every memory of the chip.
+pub struct Memories {
+    /// The HBM buffers, by kernel argument.
+    pub hbm: Vec<Bytes>,
+    /// The on-chip memories touched so far, by `(space, cluster, slice)`.
+    pub slices: HashMap<(Space, u64, u64), Bytes>,
+    /// The bytes of each space per slice, in the order of [`Space::ALL`].
+    capacity: [u64; 4],
+}
+
+impl Memories {
+    /// The memories, HBM bound to `hbm`, nothing on chip written yet.
+    pub fn new(hbm: Vec<Bytes>, cfg: &NpuConfig) -> Memories {
+        Memories { hbm, slices: HashMap::new(), capacity: Space::ALL.map(|s| s.capacity(cfg)) }
+    }
+
+    /// The memory at `site`.
+    pub fn get(&mut self, site: Site) -> &mut Bytes {
+        match site {
+            Site::Hbm(region) => &mut self.hbm[region as usize],
+            Site::Slice(space, cluster, slice) => self.slice(space, cluster, slice),
+        }
+    }
+
+    /// A slice's memory of `space`, allocated when first touched.
+    pub fn slice(&mut self, space: Space, cluster: u64, slice: u64) -> &mut Bytes {
+        let size = self.capacity[space.index()] as usize;
+        self.slices.entry((space, cluster, slice)).or_insert_with(|| Bytes::empty(size))
+    }
+
+    /// Two different memories at once (`a != b`).
+    pub fn pair(&mut self, a: Site, b: Site) -> (&mut Bytes, &mut Bytes) {
+        for site in [a, b] {
+            self.get(site);
+        }
+        match (a, b) {
+            (Site::Hbm(x), Site::Hbm(y)) => {
+                let [p, q] = self.hbm.get_disjoint_mut([x as usize, y as usize]).expect("different buffers");
+                (p, q)
+            }
+            (Site::Hbm(x), Site::Slice(s, c, k)) => (&mut self.hbm[x as usize], self.slices.get_mut(&(s, c, k)).expect("allocated")),
+            (Site::Slice(s, c, k), Site::Hbm(y)) => (self.slices.get_mut(&(s, c, k)).expect("allocated"), &mut self.hbm[y as usize]),
+            (Site::Slice(s, c, k), Site::Slice(t, d, l)) => {
+                let [p, q] = self.slices.get_disjoint_mut([&(s, c, k), &(t, d, l)]);
+                (p.expect("allocated"), q.expect("allocated"))
+            }
+        }
+    }
+}
+
+/// The bytes `pattern` reads from `bytes`, in order, or the first byte nothing wrote (the caller checked bounds).
+pub fn gather(bytes: &Bytes, pattern: &AccessPattern) -> Result<Vec<u8>, usize> {
+    let packet = pattern.packet as usize;
+    let total = pattern.bytes().unwrap_or(0) as usize;
+    if let Some(start) = contiguous_start(pattern) {
+        return bytes.read(start, total).map(<[u8]>::to_vec);
+    }
+    let mut out = Vec::with_capacity(total);
+    for offset in pattern.offsets() {
+        out.extend_from_slice(bytes.read((pattern.base as i128 + offset) as usize, packet)?);
+    }
+    Ok(out)
+}
+
+/// Writes `data` into `bytes` at `pattern`'s packets, in order (the caller checked bounds and length).
+pub fn scatter(bytes: &mut Bytes, pattern: &AccessPattern, data: &[u8]) {
+    if let Some(start) = contiguous_start(pattern) {
+        bytes.write(start, data);
+        return;
+    }
+    let packet = (pattern.packet as usize).max(1);
+    for (offset, chunk) in pattern.offsets().zip(data.chunks(packet)) {
+        bytes.write((pattern.base as i128 + offset) as usize, chunk);
+    }
+}
+
+/// Where the pattern starts when its packets are one run of adjacent bytes in order.
+fn contiguous_start(pattern: &AccessPattern) -> Option<usize> {
+    let mut span = pattern.packet as i64;
+    for l in pattern.loops.iter().rev() {
+        if l.count > 1 && l.stride != span {
+            return None;
+        }
+        span = span.checked_mul(l.count as i64)?;
+    }
+    Some(pattern.base as usize)
+}
+
+/// Little-endian 32-bit words.
+pub fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// The little-endian bytes of 32-bit words.
+pub fn word_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gathers_and_scatters_in_pattern_order() {
+        let mut m = Bytes::full((0..32).collect());
+        let rows = AccessPattern::new(4, &[(3, 8)], 2);
+        assert_eq!(gather(&m, &rows).unwrap(), [4, 5, 12, 13, 20, 21]);
+        let whole = AccessPattern::new(8, &[(2, 4)], 4);
+        assert_eq!(gather(&m, &whole).unwrap(), (8..16).collect::<Vec<u8>>());
+        scatter(&mut m, &rows, &[0; 6]);
+        assert_eq!(gather(&m, &AccessPattern::new(3, &[], 4)).unwrap(), [3, 0, 0, 6]);
+        assert_eq!(gather(&Bytes::empty(32), &rows), Err(4));
+    }
+}

@@ -1,0 +1,146 @@
+//! Every `npu` instruction that moves or computes data, decoded once into one type: what the interpreter executes,
+//! what it costs, and which bytes of which memory it reads and writes (the accesses the dialect's memory-effects
+//! implementation reports and the race detector reads).
+
+use super::matmul::{self, Matmul};
+use super::memset::{self, Memset};
+use super::onchip::{Operand, Slices, Space};
+use super::reduce::{self, Reduce};
+use super::stream::{self, Stream};
+use super::vector::{self, Vector};
+use super::dma_op;
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::{Dma, Memory};
+use crate::ir::{Context, OpId};
+use crate::machine::NpuConfig;
+
+/// A decoded instruction.
+#[derive(Clone, Debug)]
+pub enum Instruction {
+    /// `npu.dma`.
+    Dma(Dma),
+    /// `npu.memset`.
+    Memset(Memset),
+    /// `npu.load_trf`, `npu.load_vrf`, `npu.cast`, `npu.transpose`.
+    Stream(Stream),
+    /// `npu.matmul`.
+    Matmul(Matmul),
+    /// `npu.vec.unary`, `npu.vec.binary`.
+    Vector(Vector),
+    /// `npu.vec.reduce`, `npu.reduce.slices`.
+    Reduce(Reduce),
+}
+
+/// A memory: an HBM buffer (by kernel argument) or one slice's memory of an on-chip space.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Site {
+    /// Kernel argument `n`'s buffer.
+    Hbm(u32),
+    /// `(space, cluster, slice)`.
+    Slice(Space, u64, u64),
+}
+
+impl Site {
+    /// The memory-effects resource: `npu.hbm`, `npu.dm`, `npu.acc`, `npu.trf` or `npu.vrf`.
+    pub fn resource(self) -> &'static str {
+        match self {
+            Site::Hbm(_) => "npu.hbm",
+            Site::Slice(Space::Dm, ..) => "npu.dm",
+            Site::Slice(Space::Acc, ..) => "npu.acc",
+            Site::Slice(Space::Trf, ..) => "npu.trf",
+            Site::Slice(Space::Vrf, ..) => "npu.vrf",
+        }
+    }
+
+    /// Which one of its resource: the argument, or `cluster · 2^32 + slice`.
+    pub fn unit(self) -> u64 {
+        match self {
+            Site::Hbm(region) => region as u64,
+            Site::Slice(_, cluster, slice) => (cluster << 32) + slice,
+        }
+    }
+
+    /// The site of a DMA side's memory.
+    pub fn of(memory: &Memory) -> Site {
+        match *memory {
+            Memory::Hbm { region, .. } => Site::Hbm(region),
+            Memory::Dm { cluster, slice } => Site::Slice(Space::Dm, cluster, slice),
+        }
+    }
+}
+
+/// One read or write: the bytes of `pattern` in `site`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// A write (else a read).
+    pub write: bool,
+    /// The memory.
+    pub site: Site,
+    /// The bytes.
+    pub pattern: AccessPattern,
+}
+
+impl Instruction {
+    /// Decodes `op`: `None` for instructions that touch no memory (the kernel, semaphores, barriers).
+    pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<Option<Instruction>, String> {
+        Ok(Some(match ctx.op_name(op) {
+            "npu.dma" => Instruction::Dma(dma_op::decode(ctx, op, cfg)?.0),
+            "npu.memset" => Instruction::Memset(memset::decode(ctx, op)?),
+            "npu.load_trf" | "npu.load_vrf" | "npu.cast" | "npu.transpose" => {
+                Instruction::Stream(stream::decode(ctx, op)?)
+            }
+            "npu.matmul" => Instruction::Matmul(matmul::decode(ctx, op)?),
+            "npu.vec.unary" | "npu.vec.binary" => Instruction::Vector(vector::decode(ctx, op)?),
+            "npu.vec.reduce" | "npu.reduce.slices" => Instruction::Reduce(reduce::decode(ctx, op)?),
+            _ => return Ok(None),
+        }))
+    }
+
+    /// Its cost in cycles.
+    pub fn cycles(&self, cfg: &NpuConfig) -> u64 {
+        match self {
+            Instruction::Dma(d) => d.cycles(cfg),
+            Instruction::Memset(m) => m.cycles(cfg),
+            Instruction::Stream(s) => s.cycles(cfg),
+            Instruction::Matmul(m) => m.cycles(cfg),
+            Instruction::Vector(v) => v.cycles(cfg),
+            Instruction::Reduce(r) => r.cycles(cfg),
+        }
+    }
+
+    /// Every memory access, slice by slice for compute instructions.
+    pub fn accesses(&self, cfg: &NpuConfig) -> Vec<Access> {
+        match self {
+            Instruction::Dma(d) => vec![
+                Access { write: false, site: Site::of(&d.src.memory), pattern: d.src.pattern.clone() },
+                Access { write: true, site: Site::of(&d.dst.memory), pattern: d.dst.pattern.clone() },
+            ],
+            Instruction::Memset(m) => on_slices(&m.slices, &[], &[&m.dst]),
+            Instruction::Stream(s) => on_slices(&s.slices, &[&s.src], &[&s.dst]),
+            Instruction::Matmul(m) => {
+                let (low, high) = m.lane_bytes(cfg);
+                let lanes = m.n.min(cfg.trf_lanes) as u32;
+                let b = AccessPattern::new(low, &[(lanes, cfg.trf_lane_bytes as i64)], (high - low) as u32);
+                let trf = Operand { space: Space::Trf, pattern: b };
+                let reads: Vec<&Operand> =
+                    if m.accumulate { vec![&m.a, &trf, &m.c] } else { vec![&m.a, &trf] };
+                on_slices(&m.slices, &reads, &[&m.c])
+            }
+            Instruction::Vector(v) => on_slices(&v.slices, &v.reads(), &[&v.dst]),
+            Instruction::Reduce(r) => on_slices(&r.slices, &[&r.src], &[&r.dst]),
+        }
+    }
+}
+
+/// The accesses of a compute instruction: each operand on each slice of the range.
+fn on_slices(slices: &Slices, reads: &[&Operand], writes: &[&Operand]) -> Vec<Access> {
+    let mut out = Vec::new();
+    for slice in slices.first..slices.end {
+        let all = reads.iter().map(|o| (false, o)).chain(writes.iter().map(|o| (true, o)));
+        for (write, o) in all {
+            let site = Site::Slice(o.space, slices.cluster, slice);
+            out.push(Access { write, site, pattern: o.pattern.clone() });
+        }
+    }
+    out
+}
