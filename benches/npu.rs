@@ -1,5 +1,6 @@
-//! NPU interpreter benchmarks (issue 15's performance points that exist so far): the host throughput of simulated
-//! DMA traffic (a 256 MiB HBM-to-HBM copy in 4 KiB packets, and the same bytes through one slice's data memory in
+//! NPU interpreter benchmarks (issue 15's performance points): a tiled f32 matmul program of
+//! [1024, 1024] × [1024, 1024] on 64 slices, side by side with NumPy's matmul (`scripts/numpy-bench.py`, run with
+//! `NUMPY_PYTHON`, default `python3`, when it can import NumPy); the host throughput of simulated DMA traffic (a 256 MiB HBM-to-HBM copy in 4 KiB packets, and the same bytes through one slice's data memory in
 //! 512 KiB round trips), and the interpreter's own overhead per instruction (20,000 small DMAs alternating between
 //! two queues, each waiting for the previous one through a semaphore, with nothing to move but 64 bytes). Medians
 //! of 5 runs; parsing and verifying are not timed. A kernel with no instruction over the same buffers gives the cost
@@ -22,9 +23,14 @@ fn kernel(ctx: &mut Context, text: &str) -> OpId {
 
 /// Median seconds of running `text` with `arg0` bound to `input`.
 fn time_run(text: &str, input: &Array) -> f64 {
+    time_runs(text, &[input.clone()])
+}
+
+/// Median seconds of running `text` with `arg0`, `arg1`, ... bound to `inputs`.
+fn time_runs(text: &str, inputs: &[Array]) -> f64 {
     let mut ctx = Context::new(tapestry::dialects::all());
     let k = kernel(&mut ctx, text);
-    let inputs: IndexMap<String, Array> = [("arg0".to_string(), input.clone())].into_iter().collect();
+    let inputs: IndexMap<String, Array> = inputs.iter().enumerate().map(|(i, a)| (format!("arg{i}"), a.clone())).collect();
     let cfg = NpuConfig::default();
     let mut times: Vec<f64> = (0..5)
         .map(|_| {
@@ -37,11 +43,117 @@ fn time_run(text: &str, input: &Array) -> f64 {
     times[2]
 }
 
+/// The tiled matmul program: `C[1024 × 1024] = A · B`, `B` given as `Bt` (`[n][k]`). Slice `8i + j` of cluster 0
+/// computes the 128 × 128 tile `(i, j)` in eight steps of 128 along `k`: per step one DMA per slice brings its rows of
+/// `A` and one its rows of `Bt` (128 DMAs over the eight engines, each engine's semaphore counting its DMAs), one
+/// `npu.load_trf` fills every slice's TRF (64 KiB: all of it) and one `npu.matmul` on the 64 slices accumulates. Steps
+/// alternate between two DM buffers; a step's DMAs wait for the matmul two steps back. A move out of the accumulator
+/// and 64 DMAs write `C`.
+fn tiled_matmul() -> String {
+    const N: usize = 1024;
+    const T: usize = 128;
+    const E: usize = 4;
+    let (row, tile) = (T * E, T * T * E);
+    let mut p = format!(
+        "npu.kernel @mm(%a: !npu.buf<hbm, {} x f32>, %bt: !npu.buf<hbm, {} x f32>, %c: !npu.buf<hbm, {} x f32>) {{\n",
+        N * N,
+        N * N,
+        N * N
+    );
+    for q in 0..8 {
+        p += &format!("  %q{q} = npu.semaphore\n");
+    }
+    p += "  %mm = npu.semaphore\n  %done = npu.semaphore\n";
+    let mut sent = [0usize; 8];
+    let slices = (N / T) * (N / T);
+    for step in 0..N / T {
+        let buffer = (step % 2) * 2 * tile;
+        let wait = if step >= 2 { format!("waits(%mm = {}) ", step - 1) } else { String::new() };
+        for s in 0..slices {
+            let (i, j) = (s / (N / T), s % (N / T));
+            for (m, what, first, at) in [(0, "a", i, buffer), (1, "bt", j, buffer + tile)] {
+                let q = (2 * s + m) % 8;
+                sent[q] += 1;
+                let base = (first * T * N + step * T) * E;
+                p += &format!(
+                    "  npu.dma queue(dma{q}) {wait}src(%{what}, base {base}) dst(dm[0, {s}], base {at}) loops [({T}, {}, {row})] packet {row} : f32 signals(%q{q} = {})\n",
+                    N * E,
+                    sent[q]
+                );
+            }
+        }
+        let waits: Vec<String> = (0..8).map(|q| format!("%q{q} = {}", sent[q])).collect();
+        p += &format!(
+            "  npu.load_trf queue(main) waits({}) on(0, 0:{slices}) src(dm, base {}, loops [], packet {tile}) dst(trf, base 0, loops [({}, {row}), (8, 8192)], packet {row}) : f32\n",
+            waits.join(", "),
+            buffer + tile,
+            T / 8
+        );
+        let accumulate = if step > 0 { " accumulate" } else { "" };
+        p += &format!(
+            "  npu.matmul queue(main) on(0, 0:{slices}) m {T} k {T} n {T} a(dm, base {buffer}, loops [], packet {tile}) b(trf, base 0) c(acc, base 0, loops [], packet {tile}){accumulate} : f32 -> f32 signals(%mm = {})\n",
+            step + 1
+        );
+    }
+    p += &format!(
+        "  npu.cast queue(main) on(0, 0:{slices}) src(acc, base 0, loops [], packet {tile}) dst(dm, base 0, loops [], packet {tile}) : f32 -> f32 signals(%done = 1)\n"
+    );
+    for s in 0..slices {
+        let (i, j) = (s / (N / T), s % (N / T));
+        p += &format!(
+            "  npu.dma queue(dma{}) waits(%done = 1) src(dm[0, {s}], base 0) dst(%c, base {}) loops [({T}, {row}, {})] packet {row} : f32\n",
+            s % 8,
+            (i * T * N + j * T) * E,
+            N * E
+        );
+    }
+    p + "}\n"
+}
+
+/// NumPy's median seconds for `case` of `scripts/numpy-bench.py` (`None` when NumPy is not there).
+fn numpy(case: &str) -> Option<f64> {
+    let python = std::env::var("NUMPY_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/numpy-bench.py");
+    let out = std::process::Command::new(python).args([script, case]).output().ok()?;
+    let text = String::from_utf8(out.stdout).ok().filter(|_| out.status.success())?;
+    text.lines().find_map(|l| l.strip_prefix(case)?.trim().parse().ok())
+}
+
 fn floats(n: usize) -> Array {
     Array::new(vec![n as u64], Data::F32((0..n).map(|i| i as f32).collect())).unwrap()
 }
 
+/// The tiled matmul against NumPy's, and the product checked against a plain one on a few cells.
+fn matmul() {
+    let n = 1024;
+    let values = |seed: usize| (0..n * n).map(move |i| ((i * 7 + seed) % 13) as f32 - 6.0).collect::<Vec<f32>>();
+    let a = Array::new(vec![(n * n) as u64], Data::F32(values(1))).unwrap();
+    let bt = Array::new(vec![(n * n) as u64], Data::F32(values(5))).unwrap();
+    let text = tiled_matmul();
+    let mut ctx = Context::new(tapestry::dialects::all());
+    let k = kernel(&mut ctx, &text);
+    let inputs: IndexMap<String, Array> = [("arg0".to_string(), a.clone()), ("arg1".to_string(), bt.clone())].into();
+    let run = run_kernel(&ctx, k, &inputs, &NpuConfig::default()).expect("runs");
+    let (av, bv) = (values(1), values(5));
+    for (r, c) in [(0, 0), (5, 1000), (1023, 17), (640, 640)] {
+        let want: f32 = (0..n).map(|p| av[r * n + p] * bv[c * n + p]).sum();
+        assert_eq!(run.buffers["arg2"].data().get_f64(r * n + c), want as f64, "C[{r}, {c}]");
+    }
+    let ops = ctx.body.block_ops(ctx.body.region(ctx.body.regions(k)[0]).blocks[0]).count();
+    let ours = time_runs(&text, &[a, bt]);
+    let theirs = numpy("matmul1024");
+    let ratio = theirs.map_or("NumPy not found".to_string(), |t| format!("{:.2}× NumPy's {:.1} ms", ours / t, t * 1e3));
+    println!("| tiled f32 matmul 1024³ on 64 slices ({ops} instructions, makespan {} cycles) | {:.1} ms | {ratio} |", run.schedule.makespan, ours * 1e3);
+}
+
 fn main() {
+    println!("| case | host time | against NumPy |");
+    println!("|---|---|---|");
+    matmul();
+    if std::env::var("NPU_BENCH").is_ok_and(|v| v == "matmul") {
+        return;
+    }
+    println!();
     let bytes: usize = 256 << 20;
     let n = bytes / 4;
     let input = floats(n);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""NumPy's side of `cargo bench --bench teg`: the median seconds of each case the Rust side runs (of 11 runs, 101 under a millisecond), at the same
+"""NumPy's side of `cargo bench --bench teg` and `--bench npu`: the median seconds of each case the Rust side runs (of 11 runs, 101 under a millisecond), at the same
 sizes, one line each: `<case> <seconds>`. Compute only: inputs are made once, each run calls and frees. Needs
-NumPy."""
+NumPy. With case names as arguments, runs only those."""
+import sys
 import time
 
 import numpy as np
@@ -45,5 +46,6 @@ cases = {
     "max_cols": lambda: a.max(axis=1),
     "add16m": lambda: np.add(x, y),
 }
-for name, f in cases.items():
-    print(name, median(f))
+wanted = sys.argv[1:] or list(cases)
+for name in wanted:
+    print(name, median(cases[name]))

@@ -7,22 +7,55 @@ pub trait Gemm: Copy {
     /// `c = a[m, k] · b[k, n]` (`c +=` when `accumulate`), row-major; the slices hold `m·k`, `k·n` and `m·n`
     /// elements. Without `accumulate`, `c` is only written: its fresh pages are never read first (reading them
     /// would map the shared zero page, and the GEMM threads' first writes would then each flush every core's TLB).
-    fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool);
+    fn gemm(m: usize, k: usize, n: usize, a: &[Self], b: &[Self], c: &mut [Self], accumulate: bool) {
+        Self::gemm_strided(m, k, n, a, b, (n as isize, 1), c, accumulate)
+    }
+
+    /// [`Gemm::gemm`] with `b` given as its transpose `bt[n, k]`, row-major (the layout of weights stored
+    /// `[out, in]`, and of the NPU's lane-major stationary operand).
+    fn gemm_bt(m: usize, k: usize, n: usize, a: &[Self], bt: &[Self], c: &mut [Self], accumulate: bool) {
+        Self::gemm_strided(m, k, n, a, bt, (1, k as isize), c, accumulate)
+    }
+
+    /// `c (+)= a · b` with `b[i, j]` at `b[i · rs + j · cs]` for `(rs, cs)` = `b_strides` (non-negative, every
+    /// index inside `b`).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm_strided(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &[Self],
+        b: &[Self],
+        b_strides: (isize, isize),
+        c: &mut [Self],
+        accumulate: bool,
+    );
 }
 
 /// `Gemm` on the `gemm` crate, on all of rayon's threads (it runs small products on one).
 macro_rules! gemm_impl {
     ($t:ty) => {
         impl Gemm for $t {
-            fn gemm(m: usize, k: usize, n: usize, a: &[$t], b: &[$t], c: &mut [$t], accumulate: bool) {
+            fn gemm_strided(
+                m: usize,
+                k: usize,
+                n: usize,
+                a: &[$t],
+                b: &[$t],
+                (rs, cs): (isize, isize),
+                c: &mut [$t],
+                accumulate: bool,
+            ) {
                 assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "GEMM operands too short");
                 if m == 0 || n == 0 {
                     return;
                 }
+                let last = (k.max(1) - 1) as isize * rs + (n - 1) as isize * cs;
+                assert!(rs >= 0 && cs >= 0 && (k == 0 || (last as usize) < b.len()), "GEMM strides outside b");
                 let (rk, rn) = (k as isize, n as isize);
                 let threads = gemm::Parallelism::Rayon(0);
-                // SAFETY: the lengths are checked above; the strides are those of row-major matrices, and `c`
-                // does not overlap `a` or `b` (it is borrowed mutably).
+                // SAFETY: the lengths are checked above, and so is the last element `b`'s strides reach; `c` does
+                // not overlap `a` or `b` (it is borrowed mutably).
                 unsafe {
                     gemm::gemm(
                         m,
@@ -36,8 +69,8 @@ macro_rules! gemm_impl {
                         1,
                         rk,
                         b.as_ptr(),
-                        1,
-                        rn,
+                        cs,
+                        rs,
                         1.0,
                         1.0,
                         false,

@@ -3,7 +3,7 @@
 //! reductions. Compute instructions run on each slice of their range on that slice's own memories.
 
 use super::memory::Bytes;
-use super::state::{gather, scatter, word_bytes, words, Memories};
+use super::state::{contiguous_start, gather, scatter, word_bytes, words, Memories};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::{Instruction, Site};
@@ -16,6 +16,7 @@ use crate::dialects::npu::ops::vector::Vector;
 use crate::machine::{ElemType, NpuConfig};
 use half::{bf16, f16};
 use rayon::prelude::*;
+use std::borrow::Cow;
 
 /// Carries out `instruction` (verified, so every pattern is inside its memory).
 pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
@@ -73,7 +74,7 @@ fn fill(m: &Memset, mem: &mut Memories) {
 
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
     for slice in s.slices.first..s.slices.end {
-        let data = s.apply(&read(mem, &s.src, s.slices.cluster, slice)?);
+        let data = s.apply(read(mem, &s.src, s.slices.cluster, slice)?);
         scatter(mem.slice(s.dst.space, s.slices.cluster, slice), &s.dst.pattern, &data);
     }
     Ok(())
@@ -137,35 +138,53 @@ fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String
     results.into_iter().collect()
 }
 
-/// One slice's `C (+)= A · B`.
+/// One slice's `C (+)= A · B`. `f32` operands in one run of bytes are used in place (no copy); others are gathered
+/// and widened.
 fn matmul_slice(mm: &Matmul, dm: &Bytes, trf: &Bytes, acc: &mut Bytes, slice: u64, cfg: &NpuConfig) -> Result<(), String> {
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
-    let a = gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?;
     let size = mm.from.bytes() as usize;
-    // B row-major [k][n], from its lane-major columns.
-    let mut b = vec![0u8; k * n * size];
+    // Bᵀ row-major [n][k]: its rows are B's columns, each contiguous in its lane.
+    let mut bt = Vec::with_capacity(k * n * size);
     for j in 0..n {
         let at = mm.b_offset(0, j as u64, cfg) as usize;
-        let column = trf.read(at, k * size).map_err(unwritten(Space::Trf, slice))?;
-        for (row, e) in column.chunks_exact(size).enumerate() {
-            b[(row * n + j) * size..][..size].copy_from_slice(e);
+        bt.extend_from_slice(trf.read(at, k * size).map_err(unwritten(Space::Trf, slice))?);
+    }
+    if mm.from == ElemType::I8 {
+        let a = gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?;
+        let c = accumulator(mm, acc, slice)?;
+        scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &a, &bt, c)));
+        return Ok(());
+    }
+    let bt = widen(mm.from, &bt);
+    let a: Cow<[f32]> = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
+        Some(at) => {
+            let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, slice))?;
+            bytemuck::try_cast_slice(raw).map_or_else(|_| Cow::Owned(widen(ElemType::F32, raw)), Cow::Borrowed)
+        }
+        None => Cow::Owned(widen(mm.from, &gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?)),
+    };
+    if let Some(at) = contiguous_start(&mm.c.pattern) {
+        if mm.accumulate {
+            acc.read(at, m * n * 4).map_err(unwritten(Space::Acc, slice))?;
+        }
+        if let Ok(c) = bytemuck::try_cast_slice_mut::<u8, f32>(acc.write_in_place(at, m * n * 4)) {
+            f32::gemm_bt(m, k, n, &a, &bt, c, mm.accumulate);
+            return Ok(());
         }
     }
-    let c = if mm.accumulate {
-        words(&gather(acc, &mm.c.pattern).map_err(unwritten(Space::Acc, slice))?)
-    } else {
-        vec![0; m * n]
-    };
-    let c = if mm.from == ElemType::I8 {
-        integer_matmul(m, k, n, &a, &b, c)
-    } else {
-        let (a, b) = (widen(mm.from, &a), widen(mm.from, &b));
-        let mut c: Vec<f32> = c.into_iter().map(f32::from_bits).collect();
-        f32::gemm(m, k, n, &a, &b, &mut c, mm.accumulate);
-        c.into_iter().map(f32::to_bits).collect()
-    };
-    scatter(acc, &mm.c.pattern, &word_bytes(&c));
+    let mut c: Vec<f32> = accumulator(mm, acc, slice)?.into_iter().map(f32::from_bits).collect();
+    f32::gemm_bt(m, k, n, &a, &bt, &mut c, mm.accumulate);
+    scatter(acc, &mm.c.pattern, &word_bytes(&c.into_iter().map(f32::to_bits).collect::<Vec<_>>()));
     Ok(())
+}
+
+/// `C`'s elements before the matmul: read when it accumulates, zeros when it overwrites.
+fn accumulator(mm: &Matmul, acc: &Bytes, slice: u64) -> Result<Vec<u32>, String> {
+    if mm.accumulate {
+        Ok(words(&gather(acc, &mm.c.pattern).map_err(unwritten(Space::Acc, slice))?))
+    } else {
+        Ok(vec![0; (mm.m * mm.n) as usize])
+    }
 }
 
 /// Float elements of `t` as `f32` (exact).
@@ -178,13 +197,13 @@ fn widen(t: ElemType, bytes: &[u8]) -> Vec<f32> {
     }
 }
 
-/// `c += a · b` on `i8` elements in wrapping `i32`, `k` ascending.
-fn integer_matmul(m: usize, k: usize, n: usize, a: &[u8], b: &[u8], mut c: Vec<u32>) -> Vec<u32> {
+/// `c += a · b` on `i8` elements in wrapping `i32`, `k` ascending, `b` given as its transpose `bt[n][k]`.
+fn integer_matmul(m: usize, k: usize, n: usize, a: &[u8], bt: &[u8], mut c: Vec<u32>) -> Vec<u32> {
     for i in 0..m {
         for j in 0..n {
             let mut sum = c[i * n + j] as i32;
             for p in 0..k {
-                sum = sum.wrapping_add(a[i * k + p] as i8 as i32 * b[p * n + j] as i8 as i32);
+                sum = sum.wrapping_add(a[i * k + p] as i8 as i32 * bt[j * k + p] as i8 as i32);
             }
             c[i * n + j] = sum as u32;
         }

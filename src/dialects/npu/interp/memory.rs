@@ -40,6 +40,12 @@ impl Bytes {
         self.mark(at, at + bytes.len());
     }
 
+    /// Bytes `[at, at + len)` to write in place, marked written (the caller checked the bounds).
+    pub fn write_in_place(&mut self, at: usize, len: usize) -> &mut [u8] {
+        self.mark(at, at + len);
+        &mut self.data[at..at + len]
+    }
+
     /// The bytes, whether written or not (unwritten ones are 0).
     pub fn raw(&self) -> &[u8] {
         &self.data

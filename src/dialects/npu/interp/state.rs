@@ -86,7 +86,7 @@ pub fn scatter(bytes: &mut Bytes, pattern: &AccessPattern, data: &[u8]) {
 }
 
 /// Where the pattern starts when its packets are one run of adjacent bytes in order.
-fn contiguous_start(pattern: &AccessPattern) -> Option<usize> {
+pub fn contiguous_start(pattern: &AccessPattern) -> Option<usize> {
     let mut span = pattern.packet as i64;
     for l in pattern.loops.iter().rev() {
         if l.count > 1 && l.stride != span {

@@ -119,12 +119,13 @@ impl Stream {
         cfg.flit_cycles(self.dst.pattern.bytes().unwrap_or(u64::MAX))
     }
 
-    /// The destination's bytes for the source's bytes `src` (of one slice).
-    pub fn apply(&self, src: &[u8]) -> Vec<u8> {
+    /// The destination's bytes for the source's bytes `src` (of one slice); loads and moves give `src` back.
+    pub fn apply(&self, src: Vec<u8>) -> Vec<u8> {
         match self.kind {
-            Kind::LoadTrf | Kind::LoadVrf => src.to_vec(),
-            Kind::Transpose => transpose(src, self.tile, self.from.bytes() as usize),
-            Kind::Cast => self.convert(src),
+            Kind::LoadTrf | Kind::LoadVrf => src,
+            Kind::Transpose => transpose(&src, self.tile, self.from.bytes() as usize),
+            Kind::Cast if self.from == self.to && !self.relu => src,
+            Kind::Cast => self.convert(&src),
         }
     }
 
@@ -346,12 +347,12 @@ mod tests {
     fn casts_round_to_nearest_even() {
         // 1 + 2^-8 lies halfway between two bf16 values: ties go to the even one (1.0); 1 + 3·2^-8 rounds up.
         let src: Vec<u8> = [1.0 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, -2.5f32].iter().flat_map(|x: &f32| x.to_le_bytes()).collect();
-        let out = stream(Kind::Cast, ElemType::F32, ElemType::Bf16).apply(&src);
+        let out = stream(Kind::Cast, ElemType::F32, ElemType::Bf16).apply(src.clone());
         let got: Vec<f32> = out.chunks(2).map(|e| float(ElemType::Bf16, e)).collect();
         assert_eq!(got, [1.0, 1.0 + 4.0 / 256.0, -2.5]);
         let mut relu = stream(Kind::Cast, ElemType::F32, ElemType::F32);
         relu.relu = true;
-        let back: Vec<f32> = relu.apply(&src).chunks(4).map(|e| float(ElemType::F32, e)).collect();
+        let back: Vec<f32> = relu.apply(src).chunks(4).map(|e| float(ElemType::F32, e)).collect();
         assert_eq!(back, [1.0 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, 0.0]);
     }
 
@@ -361,13 +362,13 @@ mod tests {
         s.requant = Requant { scale: 3, shift: 2 };
         let src: Vec<u8> = [5i32, -5, 1000, -1000, 2].iter().flat_map(|x| x.to_le_bytes()).collect();
         // 15/4 = 3.75 → 4; -15/4 = -3.75 → -4 (round half up: (-15 + 2) >> 2 = -4); saturates at ±127/-128; 6/4 → 2.
-        assert_eq!(s.apply(&src), [4u8, (-4i8) as u8, 127, (-128i8) as u8, 2]);
+        assert_eq!(s.apply(src), [4u8, (-4i8) as u8, 127, (-128i8) as u8, 2]);
     }
 
     #[test]
     fn transposes_each_tile() {
         let mut s = stream(Kind::Transpose, ElemType::I8, ElemType::I8);
         s.tile = (2, 3);
-        assert_eq!(s.apply(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]), [1, 4, 2, 5, 3, 6, 7, 10, 8, 11, 9, 12]);
+        assert_eq!(s.apply(vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]), [1, 4, 2, 5, 3, 6, 7, 10, 8, 11, 9, 12]);
     }
 }
