@@ -23,14 +23,15 @@ fn kernel(ctx: &mut Context, text: &str) -> OpId {
 
 /// Median seconds of running `text` with `arg0` bound to `input`.
 fn time_run(text: &str, input: &Array) -> f64 {
-    time_runs(text, &[input.clone()])
+    time_runs(text, std::slice::from_ref(input))
 }
 
 /// Median seconds of running `text` with `arg0`, `arg1`, ... bound to `inputs`.
 fn time_runs(text: &str, inputs: &[Array]) -> f64 {
     let mut ctx = Context::new(tapestry::dialects::all());
     let k = kernel(&mut ctx, text);
-    let inputs: IndexMap<String, Array> = inputs.iter().enumerate().map(|(i, a)| (format!("arg{i}"), a.clone())).collect();
+    let inputs: IndexMap<String, Array> =
+        inputs.iter().enumerate().map(|(i, a)| (format!("arg{i}"), a.clone())).collect();
     let cfg = NpuConfig::default();
     let mut times: Vec<f64> = (0..5)
         .map(|_| {
@@ -143,7 +144,11 @@ fn matmul() {
     let ours = time_runs(&text, &[a, bt]);
     let theirs = numpy("matmul1024");
     let ratio = theirs.map_or("NumPy not found".to_string(), |t| format!("{:.2}× NumPy's {:.1} ms", ours / t, t * 1e3));
-    println!("| tiled f32 matmul 1024³ on 64 slices ({ops} instructions, makespan {} cycles) | {:.1} ms | {ratio} |", run.schedule.makespan, ours * 1e3);
+    println!(
+        "| tiled f32 matmul 1024³ on 64 slices ({ops} instructions, makespan {} cycles) | {:.1} ms | {ratio} |",
+        run.schedule.makespan,
+        ours * 1e3
+    );
 }
 
 fn main() {

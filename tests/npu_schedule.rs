@@ -1,14 +1,17 @@
 //! The race detector agrees with brute force: on random programs (steps on three queues, semaphore waits and
 //! signals, barriers, overlapping reads and writes of two memories), the schedule reports a race exactly when some
 //! pair of steps on different queues touches overlapping bytes, one writing, with neither ordered before the other
-//! by queue order, signal → wait or a barrier (the transitive closure, computed directly).
+//! by queue order, signal → wait or a barrier (the transitive closure, computed directly). Footprints are strided
+//! runs (as the memory-effects interface reports them), compared byte by byte here.
 
 use proptest::prelude::*;
 use tapestry::dialects::npu::interp::schedule::{schedule, Footprint, ScheduleError, Step};
+use tapestry::interfaces::memory_effects::Extent;
 
 fn program() -> impl Strategy<Value = Vec<Step>> {
-    let footprint =
-        (0u64..2, 0i128..12, 1i128..6).prop_map(|(memory, low, len)| Footprint { memory, low, high: low + len });
+    let footprint = (0u64..2, 0i128..12, 1i128..4, 1u64..4, -6i128..7).prop_map(|(memory, low, len, count, stride)| {
+        Footprint { memory, extent: Extent::strided(0, low, len, count, stride) }
+    });
     let step = (
         0usize..3,
         1u64..20,
@@ -68,8 +71,12 @@ fn brute_force_race(steps: &[Step], end: &[u64]) -> bool {
         }
     }
     let conflict = |a: &Step, b: &Step| {
+        let bytes = |f: &Footprint| -> Vec<i128> {
+            let e = f.extent;
+            (0..e.count as i128).flat_map(|i| (0..e.len).map(move |b| e.low + i * e.stride + b)).collect()
+        };
         let touches = |x: &[Footprint], y: &[Footprint]| {
-            x.iter().any(|f| y.iter().any(|g| f.memory == g.memory && f.low < g.high && g.low < f.high))
+            x.iter().any(|f| y.iter().any(|g| f.memory == g.memory && bytes(f).iter().any(|b| bytes(g).contains(b))))
         };
         touches(&a.writes, &b.writes) || touches(&a.writes, &b.reads) || touches(&a.reads, &b.writes)
     };
@@ -105,6 +112,30 @@ proptest! {
             }
             Err(ScheduleError::Race(a, b, _)) => prop_assert!(want, "steps {} and {} reported but ordered", a, b),
             Err(e) => return Err(TestCaseError::fail(format!("{e:?}"))),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 5000, ..ProptestConfig::default() })]
+
+    /// Strided extents overlap exactly when some byte is in both, and one covers another only when it does.
+    #[test]
+    fn extents_overlap_exactly(
+        a in (-20i128..20, 1i128..6, 1u64..6, -9i128..10),
+        b in (-20i128..20, 1i128..6, 1u64..6, -9i128..10),
+    ) {
+        let (x, y) = (Extent::strided(0, a.0, a.1, a.2, a.3), Extent::strided(0, b.0, b.1, b.2, b.3));
+        let bytes = |e: &Extent| -> std::collections::BTreeSet<i128> {
+            (0..e.count as i128).flat_map(|i| (0..e.len).map(move |k| e.low + i * e.stride + k)).collect()
+        };
+        let (bx, by) = (bytes(&x), bytes(&y));
+        let raw: std::collections::BTreeSet<i128> =
+            (0..a.2 as i128).flat_map(|i| (0..a.1).map(move |k| a.0 + i * a.3 + k)).collect();
+        prop_assert_eq!(&raw, &bx, "strided() keeps the bytes");
+        prop_assert_eq!(x.overlaps(&y), !bx.is_disjoint(&by));
+        if x.covers(&y) {
+            prop_assert!(by.is_subset(&bx));
         }
     }
 }

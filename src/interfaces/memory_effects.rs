@@ -34,15 +34,79 @@ pub struct Effect {
     pub extent: Option<Extent>,
 }
 
-/// Bytes `[low, high)` of one instance of a resource (a buffer, a slice's memory), which `unit` tells apart.
+/// Bytes of one instance of a resource (a buffer, a slice's memory), which `unit` tells apart: `count` runs of
+/// `len` bytes, the first at `low`, each `stride` bytes after the one before (a strided view, as a memref with a
+/// strided layout touches). Built by [`Extent::run`] or [`Extent::strided`], which keep `stride` positive.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Extent {
     /// Which instance.
     pub unit: u64,
-    /// First byte.
+    /// First byte of the first run.
     pub low: i128,
-    /// One past the last byte.
-    pub high: i128,
+    /// Bytes per run (positive).
+    pub len: i128,
+    /// Runs (at least 1).
+    pub count: u64,
+    /// Bytes from one run's start to the next's (positive when `count` is above 1).
+    pub stride: i128,
+}
+
+/// Most runs [`Extent::overlaps`] walks to tell two strided extents apart; past it, extents whose bounds meet are
+/// taken to overlap (a conservative answer).
+pub const MAX_OVERLAP_RUNS: u64 = 1 << 16;
+
+impl Extent {
+    /// Bytes `[low, high)` (`high > low`).
+    pub fn run(unit: u64, low: i128, high: i128) -> Extent {
+        Extent { unit, low, len: high - low, count: 1, stride: 0 }
+    }
+
+    /// `count` runs of `len` bytes from `low`, `stride` apart (any sign); runs that touch or overlap become one.
+    pub fn strided(unit: u64, low: i128, len: i128, count: u64, stride: i128) -> Extent {
+        let span = (count.max(1) - 1) as i128 * stride;
+        let first = low.min(low + span);
+        if count <= 1 || stride.abs() <= len {
+            return Extent::run(unit, first, first + span.abs() + len);
+        }
+        Extent { unit, low: first, len, count, stride: stride.abs() }
+    }
+
+    /// The bytes from the first run's start to the last run's end.
+    pub fn bounds(&self) -> (i128, i128) {
+        (self.low, self.low + (self.count - 1) as i128 * self.stride + self.len)
+    }
+
+    /// Whether some byte is in both (same unit assumed).
+    pub fn overlaps(&self, other: &Extent) -> bool {
+        let ((a, b), (c, d)) = (self.bounds(), other.bounds());
+        if b <= c || d <= a {
+            return false;
+        }
+        let (few, many) = if self.count <= other.count { (self, other) } else { (other, self) };
+        if many.count == 1 {
+            return true;
+        }
+        if few.count > MAX_OVERLAP_RUNS {
+            return true;
+        }
+        (0..few.count).any(|i| many.meets(few.low + i as i128 * few.stride, few.len))
+    }
+
+    /// Whether one of its runs meets `[at, at + len)`.
+    fn meets(&self, at: i128, len: i128) -> bool {
+        // Run i spans [low + i·stride, low + i·stride + self.len): it meets when it starts before at + len and
+        // ends after at.
+        let first = (at - self.len - self.low).div_euclid(self.stride) + 1;
+        let last = (at + len - 1 - self.low).div_euclid(self.stride);
+        first.max(0) <= last.min(self.count as i128 - 1)
+    }
+
+    /// Whether every byte of `other` is in it, when that is easy to see (one run covering the other's bounds, or
+    /// the same extent); `false` when unsure.
+    pub fn covers(&self, other: &Extent) -> bool {
+        let ((a, b), (c, d)) = (self.bounds(), other.bounds());
+        (self.count == 1 && a <= c && d <= b) || self == other
+    }
 }
 
 impl Effect {

@@ -2,16 +2,18 @@
 //! of the resources `npu.hbm` (one unit per kernel argument) and `npu.dm`, `npu.acc`, `npu.trf`, `npu.vrf` (one
 //! unit per slice). The interpreter's race detector reads exactly these, so the two cannot disagree.
 //!
-//! An operand of at most [`MAX_FOOTPRINT_PACKETS`] packets reports each run of adjacent packets, so patterns that
-//! interleave without touching (two queues writing alternate rows) do not race; a larger one reports the one range
-//! it spans, which may see a race where the packets do not meet.
+//! An operand reports the strided runs its pattern touches (one extent per tuple of its outer loops, up to
+//! [`MAX_FOOTPRINT_PACKETS`] of them), so patterns that interleave without touching (two queues writing alternate
+//! rows) do not race; past that limit it reports the one range it spans, which may see a race where the packets do
+//! not meet.
 
+use super::access::AccessPattern;
 use super::ops::instruction::{Access, Instruction};
 use crate::interfaces::memory_effects::{Effect, EffectKind, Extent, MemoryEffects};
 use crate::ir::{Context, OpId, Registry};
 use crate::machine::NpuConfig;
 
-/// Most packets of one operand reported one run at a time.
+/// Most strided extents one operand reports (tuples of the loops outside its innermost strided loop).
 pub const MAX_FOOTPRINT_PACKETS: u64 = 256;
 
 /// Attaches the implementation to every instruction that touches memory.
@@ -55,28 +57,27 @@ impl MemoryEffects for Touches {
 pub fn effects(access: &Access) -> Vec<Effect> {
     let kind = if access.write { EffectKind::Write } else { EffectKind::Read };
     let (resource, unit) = (access.site.resource(), access.site.unit());
-    extents(&access.pattern)
-        .into_iter()
-        .map(|(low, high)| Effect::within(kind, resource, Extent { unit, low, high }))
-        .collect()
+    extents(unit, &access.pattern).into_iter().map(|e| Effect::within(kind, resource, e)).collect()
 }
 
-/// The byte ranges a pattern touches: run by run when it has at most [`MAX_FOOTPRINT_PACKETS`] packets, else the
-/// one range it spans.
-fn extents(pattern: &crate::dialects::npu::access::AccessPattern) -> Vec<(i128, i128)> {
+/// The bytes a pattern touches, as strided extents: loops that continue a contiguous run merge into it, the
+/// innermost loop left becomes one strided extent, and each tuple of the loops outside it gives one, when there are
+/// at most [`MAX_FOOTPRINT_PACKETS`] tuples; past that, the one range the pattern spans.
+fn extents(unit: u64, pattern: &AccessPattern) -> Vec<Extent> {
     let Some((low, high)) = pattern.range() else { return Vec::new() };
-    if pattern.packets().is_none_or(|n| n > MAX_FOOTPRINT_PACKETS) {
-        return vec![(low, high)];
+    let mut loops = pattern.loops.clone();
+    let mut run = pattern.packet as i128;
+    while let Some(inner) = loops.last().filter(|l| l.count <= 1 || l.stride as i128 == run) {
+        run *= inner.count.max(1) as i128;
+        loops.pop();
     }
-    let mut starts: Vec<i128> = pattern.offsets().map(|o| pattern.base as i128 + o).collect();
-    starts.sort_unstable();
-    let mut out: Vec<(i128, i128)> = Vec::new();
-    for start in starts {
-        let end = start + pattern.packet as i128;
-        match out.last_mut() {
-            Some(last) if start <= last.1 => last.1 = last.1.max(end),
-            _ => out.push((start, end)),
-        }
+    let Some(inner) = loops.pop() else { return vec![Extent::run(unit, low, high)] };
+    let outer = AccessPattern { base: pattern.base, loops, packet: 1 };
+    if outer.packets().is_none_or(|n| n > MAX_FOOTPRINT_PACKETS) {
+        return vec![Extent::run(unit, low, high)];
     }
-    out
+    outer
+        .offsets()
+        .map(|o| Extent::strided(unit, pattern.base as i128 + o, run, inner.count as u64, inner.stride as i128))
+        .collect()
 }

@@ -82,8 +82,11 @@ fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
 
 fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
     for slice in v.slices.first..v.slices.end {
-        let inputs: Vec<Vec<u32>> =
-            v.reads().into_iter().map(|o| read(mem, o, v.slices.cluster, slice).map(|b| words(&b))).collect::<Result<_, _>>()?;
+        let inputs: Vec<Vec<u32>> = v
+            .reads()
+            .into_iter()
+            .map(|o| read(mem, o, v.slices.cluster, slice).map(|b| words(&b)))
+            .collect::<Result<_, _>>()?;
         let results = word_bytes(&v.apply(&inputs)?);
         scatter(mem.slice(v.dst.space, v.slices.cluster, slice), &v.dst.pattern, &results);
     }
@@ -140,7 +143,14 @@ fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String
 
 /// One slice's `C (+)= A · B`. `f32` operands in one run of bytes are used in place (no copy); others are gathered
 /// and widened.
-fn matmul_slice(mm: &Matmul, dm: &Bytes, trf: &Bytes, acc: &mut Bytes, slice: u64, cfg: &NpuConfig) -> Result<(), String> {
+fn matmul_slice(
+    mm: &Matmul,
+    dm: &Bytes,
+    trf: &Bytes,
+    acc: &mut Bytes,
+    slice: u64,
+    cfg: &NpuConfig,
+) -> Result<(), String> {
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
     let size = mm.from.bytes() as usize;
     // Bᵀ row-major [n][k]: its rows are B's columns, each contiguous in its lane.
@@ -155,7 +165,10 @@ fn matmul_slice(mm: &Matmul, dm: &Bytes, trf: &Bytes, acc: &mut Bytes, slice: u6
         scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &a, &bt, c)));
         return Ok(());
     }
-    let bt = widen(mm.from, &bt);
+    let bt: Cow<[f32]> = match mm.from {
+        ElemType::F32 => bytemuck::try_cast_slice(&bt).map_or_else(|_| Cow::Owned(widen(mm.from, &bt)), Cow::Borrowed),
+        _ => Cow::Owned(widen(mm.from, &bt)),
+    };
     let a: Cow<[f32]> = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
         Some(at) => {
             let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, slice))?;

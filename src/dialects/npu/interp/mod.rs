@@ -17,15 +17,15 @@ use super::dma::Memory;
 use super::ops::clauses::{queue_index, sync_of};
 use super::ops::instruction::Instruction;
 use super::types::{as_buf, elem_name};
-use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
-use execute::execute;
-use state::Memories;
 use crate::array::Array;
+use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
 use crate::ir::{Context, OpId, ValueId};
 use crate::machine::NpuConfig;
+use execute::execute;
 use indexmap::IndexMap;
 use memory::{dtype_of, from_bytes, to_bytes, Bytes};
 use schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
+use state::Memories;
 use std::collections::HashMap;
 
 /// Most bytes the interpreter holds for a kernel's HBM buffers; past it, an error before anything runs.
@@ -175,7 +175,9 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
             None => return Err(err(format!("the interpreter cannot run '{name}'"))),
             Some(i) => {
                 let buffers = match i {
-                    Instruction::Dma(d) => [&d.src.memory, &d.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count(),
+                    Instruction::Dma(d) => {
+                        [&d.src.memory, &d.dst.memory].iter().filter(|m| matches!(m, Memory::Hbm { .. })).count()
+                    }
                     _ => 0,
                 };
                 let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
@@ -183,9 +185,9 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 let effects = effects_of(ctx, op).unwrap_or_default();
                 for e in effects {
                     let next = memories.len() as u64;
-                    let extent = e.extent.unwrap_or(Extent { unit: 0, low: i128::MIN, high: i128::MAX });
+                    let extent = e.extent.unwrap_or(Extent::run(0, i128::MIN / 4, i128::MAX / 4));
                     let memory = *memories.entry((e.resource, extent.unit)).or_insert(next);
-                    let footprint = Footprint { memory, low: extent.low, high: extent.high };
+                    let footprint = Footprint { memory, extent };
                     match e.kind {
                         EffectKind::Write => step.writes.push(footprint),
                         _ => step.reads.push(footprint),

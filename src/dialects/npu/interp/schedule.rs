@@ -15,18 +15,25 @@
 //! read covering reads) is forgotten: races are still found (with the covering access), and the work stays near
 //! linear for programs that touch distinct tiles or reuse buffers in order.
 
+use crate::interfaces::memory_effects::Extent;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 
-/// Bytes `[low, high)` of one memory (the caller names memories: a chip's HBM buffer, a slice's DM, ...).
+/// Bytes of one memory (the caller names memories: a chip's HBM buffer, a slice's DM, ...): strided runs, as the
+/// memory-effects interface reports them (the extent's own `unit` is not read).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Footprint {
     /// The memory.
     pub memory: u64,
-    /// First byte.
-    pub low: i128,
-    /// One past the last byte.
-    pub high: i128,
+    /// The bytes.
+    pub extent: Extent,
+}
+
+impl Footprint {
+    /// Bytes `[low, high)` of `memory` (`high > low`).
+    pub fn bytes(memory: u64, low: i128, high: i128) -> Footprint {
+        Footprint { memory, extent: Extent::run(0, low, high) }
+    }
 }
 
 /// One instruction as the schedule sees it.
@@ -243,18 +250,20 @@ fn join(into: &mut Clock, other: &Clock) {
     }
 }
 
-/// The accesses not yet known to be ordered before everything that follows, per memory, by first byte.
+/// The accesses not yet known to be ordered before everything that follows, per memory: reads and writes apart
+/// (a read need only be checked against writes), each by where its bytes start.
 #[derive(Default)]
 struct Races {
-    memories: HashMap<u64, Accesses>,
+    memories: HashMap<u64, [Accesses; 2]>,
 }
 
+/// Accesses of one kind to one memory.
 #[derive(Default)]
 struct Accesses {
-    /// `(low, step, write) → high`.
-    by_low: BTreeMap<(i128, usize, bool), i128>,
-    /// The longest range kept, so a query need only look this far below its own start.
-    longest: i128,
+    /// `(first byte, step) → extent`.
+    by_low: BTreeMap<(i128, usize), Extent>,
+    /// The widest extent kept (bounds), so a query need only look this far below its own start.
+    widest: i128,
 }
 
 impl Races {
@@ -266,29 +275,35 @@ impl Races {
         write: bool,
         before: &dyn Fn(usize, usize) -> bool,
     ) -> Result<(), (usize, u64)> {
-        if f.low >= f.high {
+        let e = f.extent;
+        let (low, high) = e.bounds();
+        if low >= high {
             return Ok(());
         }
-        let acc = self.memories.entry(f.memory).or_default();
-        let from = (f.low.saturating_sub(acc.longest), 0, false);
-        let mut forget = Vec::new();
-        for (&(low, a, a_write), &high) in acc.by_low.range(from..(f.high, 0, false)) {
-            if high <= f.low || a == k {
-                continue;
+        let [reads, writes] = self.memories.entry(f.memory).or_default();
+        let checked: &mut [&mut Accesses] = if write { &mut [writes, reads] } else { &mut [writes] };
+        for (i, acc) in checked.iter_mut().enumerate() {
+            let earlier_write = i == 0;
+            let mut forget = Vec::new();
+            for (&(at, a), other) in acc.by_low.range((low.saturating_sub(acc.widest), 0)..(high, 0)) {
+                if a == k || other.bounds().1 <= low || !e.overlaps(other) {
+                    continue;
+                }
+                let ordered = before(a, k);
+                if !ordered {
+                    return Err((a, f.memory));
+                }
+                if (write || !earlier_write) && e.covers(other) {
+                    forget.push((at, a));
+                }
             }
-            let ordered = before(a, k);
-            if (write || a_write) && !ordered {
-                return Err((a, f.memory));
-            }
-            if ordered && (write || !a_write) && f.low <= low && high <= f.high {
-                forget.push((low, a, a_write));
+            for key in forget {
+                acc.by_low.remove(&key);
             }
         }
-        for key in forget {
-            acc.by_low.remove(&key);
-        }
-        acc.by_low.insert((f.low, k, write), f.high);
-        acc.longest = acc.longest.max(f.high - f.low);
+        let acc = if write { writes } else { reads };
+        acc.by_low.insert((low, k), e);
+        acc.widest = acc.widest.max(high - low);
         Ok(())
     }
 }
@@ -302,7 +317,7 @@ mod tests {
     }
 
     fn bytes(memory: u64, low: i128, high: i128) -> Vec<Footprint> {
-        vec![Footprint { memory, low, high }]
+        vec![Footprint::bytes(memory, low, high)]
     }
 
     #[test]

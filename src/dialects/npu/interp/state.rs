@@ -49,8 +49,12 @@ impl Memories {
                 let [p, q] = self.hbm.get_disjoint_mut([x as usize, y as usize]).expect("different buffers");
                 (p, q)
             }
-            (Site::Hbm(x), Site::Slice(s, c, k)) => (&mut self.hbm[x as usize], self.slices.get_mut(&(s, c, k)).expect("allocated")),
-            (Site::Slice(s, c, k), Site::Hbm(y)) => (self.slices.get_mut(&(s, c, k)).expect("allocated"), &mut self.hbm[y as usize]),
+            (Site::Hbm(x), Site::Slice(s, c, k)) => {
+                (&mut self.hbm[x as usize], self.slices.get_mut(&(s, c, k)).expect("allocated"))
+            }
+            (Site::Slice(s, c, k), Site::Hbm(y)) => {
+                (self.slices.get_mut(&(s, c, k)).expect("allocated"), &mut self.hbm[y as usize])
+            }
             (Site::Slice(s, c, k), Site::Slice(t, d, l)) => {
                 let [p, q] = self.slices.get_disjoint_mut([&(s, c, k), &(t, d, l)]);
                 (p.expect("allocated"), q.expect("allocated"))

@@ -2,13 +2,13 @@
 //! what it costs, and which bytes of which memory it reads and writes (the accesses the dialect's memory-effects
 //! implementation reports and the race detector reads).
 
+use super::dma_op;
 use super::matmul::{self, Matmul};
 use super::memset::{self, Memset};
 use super::onchip::{Operand, Slices, Space};
 use super::reduce::{self, Reduce};
 use super::stream::{self, Stream};
 use super::vector::{self, Vector};
-use super::dma_op;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory};
 use crate::ir::{Context, OpId};
@@ -122,8 +122,7 @@ impl Instruction {
                 let lanes = m.n.min(cfg.trf_lanes) as u32;
                 let b = AccessPattern::new(low, &[(lanes, cfg.trf_lane_bytes as i64)], (high - low) as u32);
                 let trf = Operand { space: Space::Trf, pattern: b };
-                let reads: Vec<&Operand> =
-                    if m.accumulate { vec![&m.a, &trf, &m.c] } else { vec![&m.a, &trf] };
+                let reads: Vec<&Operand> = if m.accumulate { vec![&m.a, &trf, &m.c] } else { vec![&m.a, &trf] };
                 on_slices(&m.slices, &reads, &[&m.c])
             }
             Instruction::Vector(v) => on_slices(&v.slices, &v.reads(), &[&v.dst]),

@@ -107,7 +107,12 @@ pub fn check(mm: &Matmul, cfg: &NpuConfig) -> Result<(), String> {
         other => return Err(format!("does not multiply {} elements (bf16, f16, f32 or i8)", elem_name(other))),
     };
     if mm.to != widened {
-        return Err(format!("{} products accumulate in {}, not {}", elem_name(mm.from), elem_name(widened), elem_name(mm.to)));
+        return Err(format!(
+            "{} products accumulate in {}, not {}",
+            elem_name(mm.from),
+            elem_name(widened),
+            elem_name(mm.to)
+        ));
     }
     onchip::check_operand("a", &mm.a, mm.from.bytes(), false, cfg)?;
     onchip::check_operand("c", &mm.c, 4, true, cfg)?;

@@ -7,13 +7,13 @@
 //! (`"dm"` or `"acc"`), `name_base`, `name_loops` (`[[count, stride], ...]`) and `name_packet`.
 
 use super::clauses::{
-    int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue, print_syncs,
-    str_prop, sync_of, compute_queue,
+    compute_queue, int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue,
+    print_syncs, str_prop, sync_of,
 };
-use crate::ir::verify::op_error;
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
+use crate::ir::verify::op_error;
 use crate::ir::{Context, Diagnostic, OpId};
 use crate::machine::NpuConfig;
 use std::fmt;

@@ -136,7 +136,11 @@ impl Stream {
         for e in src.chunks_exact(from.bytes() as usize) {
             match (from, to) {
                 (ElemType::I32 | ElemType::I8, _) => {
-                    let x = if from == ElemType::I32 { i32::from_le_bytes([e[0], e[1], e[2], e[3]]) } else { e[0] as i8 as i32 };
+                    let x = if from == ElemType::I32 {
+                        i32::from_le_bytes([e[0], e[1], e[2], e[3]])
+                    } else {
+                        e[0] as i8 as i32
+                    };
                     let x = if self.relu { x.max(0) } else { x };
                     if to == ElemType::I8 {
                         out.push(self.requantize(x) as u8);
@@ -238,7 +242,11 @@ pub fn check(s: &Stream, cfg: &NpuConfig) -> Result<(), String> {
         let (r, c) = s.tile;
         let bytes = r.saturating_mul(c).saturating_mul(s.from.bytes());
         if bytes > cfg.flit_bytes {
-            return Err(format!("a {r} x {c} tile of {} is {bytes} B, more than one {} B flit", elem_name(s.from), cfg.flit_bytes));
+            return Err(format!(
+                "a {r} x {c} tile of {} is {bytes} B, more than one {} B flit",
+                elem_name(s.from),
+                cfg.flit_bytes
+            ));
         }
         if !n.is_multiple_of(r * c) {
             return Err(format!("{n} elements are not a whole number of {r} x {c} tiles"));
@@ -256,7 +264,11 @@ fn check_types(s: &Stream) -> Result<(), String> {
         Kind::Cast => converts(from, to),
     };
     if !ok {
-        let what = if s.kind == Kind::Cast { format!("{} to {}", elem_name(from), elem_name(to)) } else { elem_name(from).to_string() };
+        let what = if s.kind == Kind::Cast {
+            format!("{} to {}", elem_name(from), elem_name(to))
+        } else {
+            elem_name(from).to_string()
+        };
         return Err(format!("does not take {what}"));
     }
     if s.dst.space == Space::Acc && to.bytes() != 4 {
@@ -346,7 +358,8 @@ mod tests {
     #[test]
     fn casts_round_to_nearest_even() {
         // 1 + 2^-8 lies halfway between two bf16 values: ties go to the even one (1.0); 1 + 3·2^-8 rounds up.
-        let src: Vec<u8> = [1.0 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, -2.5f32].iter().flat_map(|x: &f32| x.to_le_bytes()).collect();
+        let src: Vec<u8> =
+            [1.0 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, -2.5f32].iter().flat_map(|x: &f32| x.to_le_bytes()).collect();
         let out = stream(Kind::Cast, ElemType::F32, ElemType::Bf16).apply(src.clone());
         let got: Vec<f32> = out.chunks(2).map(|e| float(ElemType::Bf16, e)).collect();
         assert_eq!(got, [1.0, 1.0 + 4.0 / 256.0, -2.5]);

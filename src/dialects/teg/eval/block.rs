@@ -138,7 +138,6 @@ fn from_f32(dtype: DType, v: Vec<f32>) -> Result<Data, EvalError> {
     })
 }
 
-
 /// The most cells the im2col matrix of one convolution may have (the windows of the input, one row per output
 /// position): it is the evaluator's largest temporary.
 pub const MAX_IM2COL: u64 = 1 << 28;
