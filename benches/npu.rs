@@ -13,7 +13,6 @@ use std::time::Instant;
 use tapestry::array::{Array, Data};
 use tapestry::dialects::npu::interp::run_kernel;
 use tapestry::ir::{Context, OpId};
-use tapestry::machine::NpuConfig;
 
 fn kernel(ctx: &mut Context, text: &str) -> OpId {
     let module = tapestry::parse_and_verify(ctx, "bench.tap", text).expect("valid");
@@ -32,11 +31,10 @@ fn time_runs(text: &str, inputs: &[Array]) -> f64 {
     let k = kernel(&mut ctx, text);
     let inputs: IndexMap<String, Array> =
         inputs.iter().enumerate().map(|(i, a)| (format!("arg{i}"), a.clone())).collect();
-    let cfg = NpuConfig::default();
     let mut times: Vec<f64> = (0..5)
         .map(|_| {
             let start = Instant::now();
-            drop(run_kernel(&ctx, k, &inputs, &cfg).expect("runs"));
+            drop(run_kernel(&ctx, k, &inputs).expect("runs"));
             start.elapsed().as_secs_f64()
         })
         .collect();
@@ -134,7 +132,7 @@ fn matmul() {
     let mut ctx = Context::new(tapestry::dialects::all());
     let k = kernel(&mut ctx, &text);
     let inputs: IndexMap<String, Array> = [("arg0".to_string(), a.clone()), ("arg1".to_string(), bt.clone())].into();
-    let run = run_kernel(&ctx, k, &inputs, &NpuConfig::default()).expect("runs");
+    let run = run_kernel(&ctx, k, &inputs).expect("runs");
     let (av, bv) = (values(1), values(5));
     for (r, c) in [(0, 0), (5, 1000), (1023, 17), (640, 640)] {
         let want: f32 = (0..n).map(|p| av[r * n + p] * bv[c * n + p]).sum();

@@ -5,7 +5,6 @@
 use indexmap::IndexMap;
 use tapestry::array::{npy, Array};
 use tapestry::dialects::npu::interp::run_kernel;
-use tapestry::machine::NpuConfig;
 
 fn data(name: &str) -> Array {
     let path = format!("{}/examples/npu/data/{name}.npy", env!("CARGO_MANIFEST_DIR"));
@@ -23,7 +22,7 @@ fn check(example: &str, inputs: &[&str], output: &str, expected: &str) -> u64 {
     let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
     let bound: IndexMap<String, Array> =
         inputs.iter().enumerate().map(|(i, name)| (format!("arg{i}"), data(name))).collect();
-    let run = run_kernel(&ctx, kernel, &bound, &NpuConfig::default()).unwrap_or_else(|e| panic!("{e:?}"));
+    let run = run_kernel(&ctx, kernel, &bound).unwrap_or_else(|e| panic!("{e:?}"));
     let (got, want) = (&run.buffers[output], data(expected));
     assert_eq!(got.len(), want.len(), "{example}: length");
     for i in 0..want.len() {

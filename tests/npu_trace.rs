@@ -5,7 +5,6 @@
 
 use indexmap::IndexMap;
 use tapestry::dialects::npu::interp::{run_kernel, trace::chrome_trace};
-use tapestry::machine::NpuConfig;
 
 const KERNEL: &str = r#"npu.kernel @k(%c: !npu.buf<hbm, 16 x f32>) {
   %s = npu.semaphore
@@ -24,9 +23,8 @@ fn the_trace_is_in_chrome_trace_event_format() {
     let module = tapestry::parse_and_verify(&mut ctx, "k.tap", KERNEL).unwrap();
     let region = ctx.body.regions(module)[0];
     let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
-    let cfg = NpuConfig::default();
-    let run = run_kernel(&ctx, kernel, &IndexMap::new(), &cfg).unwrap();
-    let trace = chrome_trace(&run, cfg.clock_hz);
+    let run = run_kernel(&ctx, kernel, &IndexMap::new()).unwrap();
+    let trace = chrome_trace(&run, run.machine.clock_hz);
     let events = trace["traceEvents"].as_array().expect("a traceEvents array");
     let mut spans: Vec<(i64, f64, f64)> = Vec::new();
     let (mut named, mut instants) = (0, 0);

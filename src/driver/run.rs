@@ -26,6 +26,9 @@ OPTIONS:
   --print                Prints each sink (each kernel buffer) as `name = [[...]]` on standard output
   --cost                 For a kernel: prints each queue's busy cycles and `makespan: N cycles` on standard output
   --trace FILE           For a kernel: writes a Chrome/Perfetto trace (JSON), one track per queue
+  --machine KEY=VALUE    For a kernel: sets an NPU machine parameter (slices_per_cluster=16, profile=small, ...),
+                         as the module's npu.machine attribute does; repeat or separate with commas
+  --print-machine        For a kernel: prints every parameter of the machine it runs on, one `name = value` a line
   --timing               Prints the time of parsing, verifying and of every op evaluated on standard error
   --help                 Prints this help
 ";
@@ -40,6 +43,8 @@ struct Args {
     print: bool,
     cost: bool,
     trace: Option<PathBuf>,
+    machine: Vec<(String, String)>,
+    print_machine: bool,
     timing: bool,
     help: bool,
 }
@@ -60,6 +65,13 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--cost" => out.cost = true,
             "--trace" => out.trace = Some(PathBuf::from(value("--trace")?)),
             "--timing" => out.timing = true,
+            "--print-machine" => out.print_machine = true,
+            "--machine" => {
+                for item in value("--machine")?.split(',') {
+                    let (k, v) = item.split_once('=').ok_or(format!("--machine expects KEY=VALUE, got '{item}'"))?;
+                    out.machine.push((k.trim().to_string(), v.trim().to_string()));
+                }
+            }
             "--entry" => out.entry = Some(value("--entry")?),
             "--output-dir" | "-o" => out.output_dir = Some(PathBuf::from(value("--output-dir")?)),
             "--input" | "-i" => {
@@ -108,6 +120,9 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
         Err(diags) => return Err(report(&ctx, &diags, stderr)),
     };
     timing.add(0, "Parser", start.elapsed());
+    if !args.machine.is_empty() {
+        set_machine(&mut ctx, module, &args.machine);
+    }
     let verifying = Instant::now();
     let diags = verify(&ctx, module, VerifyOptions::default());
     if !diags.is_empty() {
@@ -137,7 +152,8 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
     write_outputs(args, &outputs, stdout)
 }
 
-/// Runs an `npu.kernel` on the default machine; with `--cost`, prints the schedule's figures.
+/// Runs an `npu.kernel` on its machine; with `--print-machine` and `--cost`, prints the machine and the schedule's
+/// figures.
 fn run_kernel(
     ctx: &Context,
     kernel: OpId,
@@ -155,12 +171,13 @@ fn run_kernel(
             return Err(format!("input '{name}' is bound twice"));
         }
     }
-    let cfg = crate::machine::NpuConfig::default();
-    let run =
-        crate::dialects::npu::interp::run_kernel(ctx, kernel, &inputs, &cfg).map_err(|e| match e.diagnostic(ctx) {
-            Some(d) => report(ctx, &[d], stderr),
-            None => e.message,
-        })?;
+    let run = crate::dialects::npu::interp::run_kernel(ctx, kernel, &inputs).map_err(|e| match e.diagnostic(ctx) {
+        Some(d) => report(ctx, &[d], stderr),
+        None => e.message,
+    })?;
+    if args.print_machine {
+        write!(stdout, "{}", run.machine).map_err(|e| e.to_string())?;
+    }
     if args.cost {
         for (name, busy) in run.queues.iter().zip(&run.schedule.busy).filter(|(_, &b)| b > 0) {
             writeln!(stdout, "queue {name}: busy {busy} cycles").map_err(|e| e.to_string())?;
@@ -168,11 +185,38 @@ fn run_kernel(
         writeln!(stdout, "makespan: {} cycles", run.schedule.makespan).map_err(|e| e.to_string())?;
     }
     if let Some(path) = &args.trace {
-        let trace = crate::dialects::npu::interp::trace::chrome_trace(&run, cfg.clock_hz);
+        let trace = crate::dialects::npu::interp::trace::chrome_trace(&run, run.machine.clock_hz);
         let text = serde_json::to_string_pretty(&trace).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     }
     Ok(run.buffers)
+}
+
+/// Writes the `--machine` parameters into the module's `npu.machine` attribute (over those it has), so that the
+/// verifier and the interpreter read the same machine. A value is kept as an integer or a number when it reads as
+/// one, else as a string; the verifier checks names and types.
+fn set_machine(ctx: &mut Context, module: OpId, overrides: &[(String, String)]) {
+    use crate::dialects::npu::machine_attr::MACHINE_ATTR;
+    let mut entries: Vec<(crate::ir::Symbol, crate::ir::AttrId)> = match ctx.op_attr(module, MACHINE_ATTR) {
+        Some(a) if matches!(ctx.attr_data(a), crate::ir::Attr::Dict(_)) => ctx.dict_entries(a).to_vec(),
+        _ => Vec::new(),
+    };
+    for (key, value) in overrides {
+        let attr = if let Ok(v) = value.parse::<i64>() {
+            let i64t = ctx.int_type(64);
+            ctx.int_attr(v as i128, i64t)
+        } else if let Ok(v) = value.parse::<f64>() {
+            let f64t = ctx.float_type(crate::ir::types::FloatKind::F64);
+            ctx.attr(crate::ir::Attr::Float { bits: v.to_bits(), ty: f64t })
+        } else {
+            ctx.string_attr(value)
+        };
+        let sym = ctx.sym(key);
+        entries.retain(|(k, _)| *k != sym);
+        entries.push((sym, attr));
+    }
+    let dict = ctx.dict_attr(entries);
+    ctx.set_op_attr(module, MACHINE_ATTR, dict);
 }
 
 /// Prints the outputs (`--print`) and writes them as `.npy` files (`--output-dir`).

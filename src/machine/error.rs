@@ -50,6 +50,20 @@ pub enum MachineError {
         /// The mesh shape.
         shape: Vec<usize>,
     },
+    /// A parameter name the description does not have.
+    UnknownParameter {
+        /// The name, with the names there are.
+        what: String,
+    },
+    /// An integer parameter above its limit.
+    TooLarge {
+        /// The parameter.
+        what: String,
+        /// The value given.
+        value: u64,
+        /// The limit, as its named constant says.
+        max: String,
+    },
     /// A machine needs one link per mesh axis.
     LinkCount {
         /// Mesh axes.
@@ -76,6 +90,8 @@ impl fmt::Display for MachineError {
             MachineError::BadCoordinates { coords, shape } => {
                 write!(f, "coordinates {coords:?} do not lie in a mesh of shape {shape:?}")
             }
+            MachineError::UnknownParameter { what } => write!(f, "unknown {what}"),
+            MachineError::TooLarge { what, value, max } => write!(f, "{what} is {value}, above {max}"),
             MachineError::LinkCount { axes, links } => {
                 write!(f, "a mesh with {axes} axes needs {axes} links (one per axis), not {links}")
             }

@@ -70,6 +70,16 @@ pub struct NpuConfig {
     pub link_latency_cycles: u64,
 }
 
+impl std::fmt::Display for NpuConfig {
+    /// One `name = value` line per parameter.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (name, value) in self.entries() {
+            writeln!(f, "{name} = {value}")?;
+        }
+        Ok(())
+    }
+}
+
 impl Default for NpuConfig {
     /// The `rngd-lite` profile.
     fn default() -> NpuConfig {
@@ -104,7 +114,61 @@ impl Default for NpuConfig {
     }
 }
 
+/// The integer parameters by name, for overrides and printing (the profile name and the clock are apart).
+const COUNTS: &[(&str, fn(&mut NpuConfig) -> &mut u64)] = &[
+    ("clusters", |c| &mut c.clusters),
+    ("slices_per_cluster", |c| &mut c.slices_per_cluster),
+    ("hbm_bytes", |c| &mut c.hbm_bytes),
+    ("hbm_bytes_per_cycle", |c| &mut c.hbm_bytes_per_cycle),
+    ("dm_slice_bytes", |c| &mut c.dm_slice_bytes),
+    ("dm_port_bytes_per_cycle", |c| &mut c.dm_port_bytes_per_cycle),
+    ("trf_lanes", |c| &mut c.trf_lanes),
+    ("trf_lane_bytes", |c| &mut c.trf_lane_bytes),
+    ("vrf_slice_bytes", |c| &mut c.vrf_slice_bytes),
+    ("acc_slice_bytes", |c| &mut c.acc_slice_bytes),
+    ("dma_engines", |c| &mut c.dma_engines),
+    ("dma_startup_cycles", |c| &mut c.dma_startup_cycles),
+    ("dma_unit_bytes", |c| &mut c.dma_unit_bytes),
+    ("max_packet_bytes", |c| &mut c.max_packet_bytes),
+    ("dm_write_align", |c| &mut c.dm_write_align),
+    ("unaligned_read_cycles", |c| &mut c.unaligned_read_cycles),
+    ("partial_write_cycles", |c| &mut c.partial_write_cycles),
+    ("compute_setup_cycles", |c| &mut c.compute_setup_cycles),
+    ("flit_bytes", |c| &mut c.flit_bytes),
+    ("vector_elems_per_cycle", |c| &mut c.vector_elems_per_cycle),
+    ("transcendental_elems_per_cycle", |c| &mut c.transcendental_elems_per_cycle),
+    ("matmul_packet_bytes", |c| &mut c.matmul_packet_bytes),
+    ("link_bytes_per_cycle", |c| &mut c.link_bytes_per_cycle),
+    ("link_latency_cycles", |c| &mut c.link_latency_cycles),
+];
+
+/// Most DMA engines a machine may have: each is a queue of the interpreter, and a queue's name is `dma<n>`.
+pub const MAX_DMA_ENGINES: u64 = 64;
+
 impl NpuConfig {
+    /// Sets the integer parameter `name` (a field's name, `slices_per_cluster` say); `profile` and `clock_hz` are
+    /// fields of their own. Validate afterwards.
+    pub fn set(&mut self, name: &str, value: u64) -> Result<(), MachineError> {
+        let (_, field) = COUNTS.iter().find(|(n, _)| *n == name).ok_or_else(|| MachineError::UnknownParameter {
+            what: format!("NPU parameter '{name}' (one of profile, clock_hz, {})", Self::names().join(", ")),
+        })?;
+        *field(self) = value;
+        Ok(())
+    }
+
+    /// The integer parameters' names.
+    pub fn names() -> Vec<&'static str> {
+        COUNTS.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// Every parameter as `(name, value)`, the profile and clock first.
+    pub fn entries(&self) -> Vec<(&'static str, String)> {
+        let mut copy = self.clone();
+        let mut out = vec![("profile", self.profile.clone()), ("clock_hz", format!("{}", self.clock_hz))];
+        out.extend(COUNTS.iter().map(|(n, field)| (*n, field(&mut copy).to_string())));
+        out
+    }
+
     /// Errors on a non-positive clock or a zero where a count, size or rate must be at least 1 (penalties and
     /// setup cycles may be 0).
     pub fn validate(&self) -> Result<(), MachineError> {
@@ -135,12 +199,19 @@ impl NpuConfig {
                 return Err(MachineError::Zero { what: format!("NPU {what}") });
             }
         }
+        if self.dma_engines > MAX_DMA_ENGINES {
+            return Err(MachineError::TooLarge {
+                what: "NPU DMA engines".into(),
+                value: self.dma_engines,
+                max: format!("MAX_DMA_ENGINES ({MAX_DMA_ENGINES})"),
+            });
+        }
         Ok(())
     }
 
     /// Slices per chip.
     pub fn slices(&self) -> u64 {
-        self.clusters * self.slices_per_cluster
+        self.clusters.saturating_mul(self.slices_per_cluster)
     }
 
     /// `k` elements a matmul lane consumes per cycle for this element type (32 for bf16, 64 for i8).

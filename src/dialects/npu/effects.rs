@@ -8,10 +8,10 @@
 //! not meet.
 
 use super::access::AccessPattern;
+use super::machine_attr::machine_of;
 use super::ops::instruction::{Access, Instruction};
 use crate::interfaces::memory_effects::{Effect, EffectKind, Extent, MemoryEffects};
 use crate::ir::{Context, OpId, Registry};
-use crate::machine::NpuConfig;
 
 /// Most strided extents one operand reports (tuples of the loops outside its innermost strided loop).
 pub const MAX_FOOTPRINT_PACKETS: u64 = 256;
@@ -41,7 +41,7 @@ struct Touches;
 
 impl MemoryEffects for Touches {
     fn effects(&self, ctx: &Context, op: OpId) -> Vec<Effect> {
-        let cfg = NpuConfig::default();
+        let cfg = machine_of(ctx, op).unwrap_or_default();
         match Instruction::decode(ctx, op, &cfg) {
             Ok(Some(instruction)) => instruction.accesses(&cfg).iter().flat_map(effects).collect(),
             // Malformed (the verifier says why): anything may happen.

@@ -8,6 +8,7 @@ pub mod access;
 pub mod dma;
 pub mod effects;
 pub mod interp;
+pub mod machine_attr;
 pub mod ops;
 pub mod types;
 

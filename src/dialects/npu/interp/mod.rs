@@ -14,8 +14,9 @@ pub mod state;
 pub mod trace;
 
 use super::dma::Memory;
+use super::machine_attr::machine_of;
 use super::ops::clauses::{queue_index, sync_of};
-use super::ops::instruction::Instruction;
+use super::ops::instruction::{Instruction, Site};
 use super::types::{as_buf, elem_name};
 use crate::array::Array;
 use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
@@ -26,10 +27,14 @@ use indexmap::IndexMap;
 use memory::{dtype_of, from_bytes, to_bytes, Bytes};
 use schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
 use state::Memories;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Most bytes the interpreter holds for a kernel's HBM buffers; past it, an error before anything runs.
 pub const MAX_HBM_BYTES: u64 = 1 << 32;
+
+/// Most bytes the interpreter holds for the on-chip memories a kernel touches (each slice's DM, accumulator, TRF and
+/// VRF that some instruction names, at the machine's sizes); past it, an error before anything runs.
+pub const MAX_ONCHIP_BYTES: u64 = 1 << 32;
 
 /// Why a kernel could not run: a message, at an instruction when one is at fault, and the other instruction of a
 /// race.
@@ -69,15 +74,13 @@ pub struct Run {
     pub queues: Vec<String>,
     /// Per step of the schedule: the instruction (`npu.dma at file.tap:3:3`) and its queue (none for a barrier).
     pub steps: Vec<(String, Option<usize>)>,
+    /// The machine it ran on.
+    pub machine: NpuConfig,
 }
 
-/// Runs `kernel` with `inputs` bound by argument name on the machine `cfg`.
-pub fn run_kernel(
-    ctx: &Context,
-    kernel: OpId,
-    inputs: &IndexMap<String, Array>,
-    cfg: &NpuConfig,
-) -> Result<Run, InterpError> {
+/// Runs `kernel` with `inputs` bound by argument name, on the machine it is written for (`npu.machine`).
+pub fn run_kernel(ctx: &Context, kernel: OpId, inputs: &IndexMap<String, Array>) -> Result<Run, InterpError> {
+    let cfg = &machine_of(ctx, kernel).map_err(|m| InterpError::at(Some(kernel), m))?;
     let at = |op: OpId| move |message: String| InterpError::at(Some(op), message);
     let region = ctx.body.regions(kernel)[0];
     let entry = *ctx.body.region(region).blocks.first().ok_or(InterpError::at(Some(kernel), "no body".into()))?;
@@ -105,7 +108,7 @@ pub fn run_kernel(
         let label = format!("{} at {}", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc));
         (label, (!step.barrier).then_some(step.queue))
     });
-    Ok(Run { buffers, schedule: timing, queues: names, steps: labels.collect() })
+    Ok(Run { buffers, schedule: timing, queues: names, steps: labels.collect(), machine: cfg.clone() })
 }
 
 /// The HBM buffers, from the inputs bound to them (checked against their types) or empty.
@@ -160,6 +163,8 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
     let mut sems: HashMap<ValueId, usize> = HashMap::new();
     let mut memories: HashMap<(&'static str, u64), u64> = HashMap::new();
     let (mut steps, mut actions, mut ops) = (Vec::new(), Vec::new(), Vec::new());
+    let mut touched: HashSet<Site> = HashSet::new();
+    let mut onchip_bytes = 0u64;
     for op in ctx.body.block_ops(entry) {
         let err = |message: String| InterpError::at(Some(op), message);
         let name = ctx.op_name(op);
@@ -182,6 +187,16 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 };
                 let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
                 step.cycles = i.cycles(cfg);
+                for access in i.accesses(cfg) {
+                    if let (Site::Slice(space, ..), true) = (access.site, touched.insert(access.site)) {
+                        onchip_bytes = onchip_bytes.saturating_add(space.capacity(cfg));
+                    }
+                }
+                if onchip_bytes > MAX_ONCHIP_BYTES {
+                    return Err(err(format!(
+                        "the on-chip memories the kernel touches up to here take more than MAX_ONCHIP_BYTES ({MAX_ONCHIP_BYTES}) bytes"
+                    )));
+                }
                 let effects = effects_of(ctx, op).unwrap_or_default();
                 for e in effects {
                     let next = memories.len() as u64;

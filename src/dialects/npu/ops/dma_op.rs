@@ -118,7 +118,7 @@ fn loops_of(ctx: &Context, op: OpId) -> Result<Vec<[i64; 3]>, String> {
 }
 
 fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    let cfg = NpuConfig::default();
+    let cfg = crate::dialects::npu::machine_attr::machine_of(ctx, op).unwrap_or_default();
     let err = |m: String| op_error(ctx, op, m);
     let (dma, _) = decode(ctx, op, &cfg).map_err(err)?;
     let queue = str_prop(ctx, op, "queue").unwrap_or_default();

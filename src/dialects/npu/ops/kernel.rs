@@ -30,7 +30,7 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
             return Err(op_error(ctx, op, format!("argument #{i} must be an !npu.buf (an HBM buffer)")));
         }
     }
-    Ok(())
+    crate::dialects::npu::machine_attr::machine_of(ctx, op).map(|_| ()).map_err(|m| op_error(ctx, op, m))
 }
 
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {

@@ -11,6 +11,7 @@ use super::clauses::{
     print_syncs, str_prop, sync_of,
 };
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
+use crate::dialects::npu::machine_attr::machine_of;
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
 use crate::ir::verify::op_error;
@@ -102,14 +103,14 @@ pub fn print_head(p: &mut OpPrinter<'_, '_>, op: OpId, slices: &Slices) -> fmt::
     Ok(())
 }
 
-/// Verifies a compute instruction against the default machine: its semaphores (it has no buffer operands), its
-/// queue (`main` or `sub`), then `check`.
+/// Verifies a compute instruction against its machine (`npu.machine`; the kernel reports a malformed one): its
+/// semaphores (it has no buffer operands), its queue (`main` or `sub`), then `check`.
 pub fn verify_compute(
     ctx: &Context,
     op: OpId,
     check: impl FnOnce(&NpuConfig) -> Result<(), String>,
 ) -> Result<(), Diagnostic> {
-    let cfg = NpuConfig::default();
+    let cfg = machine_of(ctx, op).unwrap_or_default();
     let err = |m: String| op_error(ctx, op, m);
     sync_of(ctx, op, 0).map_err(err)?;
     compute_queue(ctx, op, &cfg).map_err(err)?;
