@@ -114,8 +114,11 @@ impl Default for NpuConfig {
     }
 }
 
+/// Where an integer parameter lives in a configuration.
+type Field = fn(&mut NpuConfig) -> &mut u64;
+
 /// The integer parameters by name, for overrides and printing (the profile name and the clock are apart).
-const COUNTS: &[(&str, fn(&mut NpuConfig) -> &mut u64)] = &[
+const COUNTS: &[(&str, Field)] = &[
     ("clusters", |c| &mut c.clusters),
     ("slices_per_cluster", |c| &mut c.slices_per_cluster),
     ("hbm_bytes", |c| &mut c.hbm_bytes),
