@@ -44,6 +44,12 @@ def main():
     xs = rng.standard_normal((8, 256)).astype(np.float32)
     save("reduce-x", xs)
     save("reduce-y", xs.reshape(8, 4, 64).sum(axis=(0, 2)))
+    # two-chip.tap: out = relu(x) on chip 0, sent to chip 1, plus y there.
+    x2 = rng.standard_normal(256).astype(np.float32)
+    y2 = rng.standard_normal(256).astype(np.float32)
+    save("two-chip-x", x2)
+    save("two-chip-y", y2)
+    save("two-chip-out", np.maximum(x2, 0) + y2)
 
 
 if __name__ == "__main__":

@@ -11,8 +11,8 @@ fn data(name: &str) -> Array {
     npy::read(&std::fs::read(&path).unwrap()).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Runs `examples/npu/<example>.tap` with `inputs` bound to `arg0`, `arg1`, ... and compares buffer `output`
-/// with the fixture `expected`; gives the makespan.
+/// Runs `examples/npu/<example>.tap` with `inputs` bound to `arg0`, `arg1`, ... (an empty name leaves that
+/// buffer unbound) and compares buffer `output` with the fixture `expected`; gives the makespan.
 fn check(example: &str, inputs: &[&str], output: &str, expected: &str) -> u64 {
     let path = format!("{}/examples/npu/{example}.tap", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
@@ -21,7 +21,7 @@ fn check(example: &str, inputs: &[&str], output: &str, expected: &str) -> u64 {
     let region = ctx.body.regions(module)[0];
     let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
     let bound: IndexMap<String, Array> =
-        inputs.iter().enumerate().map(|(i, name)| (format!("arg{i}"), data(name))).collect();
+        inputs.iter().enumerate().filter(|(_, n)| !n.is_empty()).map(|(i, n)| (format!("arg{i}"), data(n))).collect();
     let run = run_kernel(&ctx, kernel, &bound).unwrap_or_else(|e| panic!("{e:?}"));
     let (got, want) = (&run.buffers[output], data(expected));
     assert_eq!(got.len(), want.len(), "{example}: length");
@@ -46,4 +46,11 @@ fn a_matmul_with_bias_and_relu_in_bf16() {
 #[test]
 fn a_reduction_across_slices() {
     check("reduce-slices", &["reduce-x"], "arg1", "reduce-y");
+}
+
+#[test]
+fn two_chips_with_a_transfer_over_the_link() {
+    let makespan = check("two-chip", &["two-chip-x", "", "", "two-chip-y"], "arg4", "two-chip-out");
+    // 504 + 96 + 504 cycles on chip 0, 1000 + 1024 / 64 on the link, 504 + 96 + 504 on chip 1.
+    assert_eq!(makespan, 3224);
 }

@@ -183,6 +183,9 @@ fn run_kernel(
             writeln!(stdout, "queue {name}: busy {busy} cycles").map_err(|e| e.to_string())?;
         }
         writeln!(stdout, "makespan: {} cycles", run.schedule.makespan).map_err(|e| e.to_string())?;
+        for (what, bytes) in &run.moved {
+            writeln!(stdout, "moved {what}: {bytes} bytes").map_err(|e| e.to_string())?;
+        }
     }
     if let Some(path) = &args.trace {
         let trace = crate::dialects::npu::interp::trace::chrome_trace(&run, run.machine.clock_hz);

@@ -19,6 +19,8 @@ pub struct NpuConfig {
     pub profile: String,
     /// Clock, Hz (P: 1 GHz).
     pub clock_hz: f64,
+    /// Chips, joined by links (A: 1; a sharded program's devices). Each is a whole chip with its own HBM.
+    pub chips: u64,
     /// Clusters per chip (P: 2).
     pub clusters: u64,
     /// Slices per cluster (P: 256).
@@ -86,6 +88,7 @@ impl Default for NpuConfig {
         NpuConfig {
             profile: "rngd-lite".to_string(),
             clock_hz: 1e9,
+            chips: 1,
             clusters: 2,
             slices_per_cluster: 256,
             hbm_bytes: 48 * KIB * KIB * KIB,
@@ -119,6 +122,7 @@ type Field = fn(&mut NpuConfig) -> &mut u64;
 
 /// The integer parameters by name, for overrides and printing (the profile name and the clock are apart).
 const COUNTS: &[(&str, Field)] = &[
+    ("chips", |c| &mut c.chips),
     ("clusters", |c| &mut c.clusters),
     ("slices_per_cluster", |c| &mut c.slices_per_cluster),
     ("hbm_bytes", |c| &mut c.hbm_bytes),
@@ -145,8 +149,14 @@ const COUNTS: &[(&str, Field)] = &[
     ("link_latency_cycles", |c| &mut c.link_latency_cycles),
 ];
 
-/// Most DMA engines a machine may have: each is a queue of the interpreter, and a queue's name is `dma<n>`.
+/// Most DMA engines a chip may have: each is a queue of the interpreter, and a queue's name is `dma<n>`.
 pub const MAX_DMA_ENGINES: u64 = 64;
+
+/// Most chips a machine may have (each brings its queues to the interpreter's schedule).
+pub const MAX_CHIPS: u64 = 1024;
+
+/// Most clusters per chip, and most slices per cluster (a slice's memories are numbered by chip, cluster and slice).
+pub const MAX_GEOMETRY: u64 = 1 << 20;
 
 impl NpuConfig {
     /// Sets the integer parameter `name` (a field's name, `slices_per_cluster` say); `profile` and `clock_hz` are
@@ -177,6 +187,7 @@ impl NpuConfig {
     pub fn validate(&self) -> Result<(), MachineError> {
         positive("NPU clock", self.clock_hz)?;
         let at_least_one = [
+            ("chips", self.chips),
             ("clusters", self.clusters),
             ("slices per cluster", self.slices_per_cluster),
             ("HBM bytes", self.hbm_bytes),
@@ -202,12 +213,16 @@ impl NpuConfig {
                 return Err(MachineError::Zero { what: format!("NPU {what}") });
             }
         }
-        if self.dma_engines > MAX_DMA_ENGINES {
-            return Err(MachineError::TooLarge {
-                what: "NPU DMA engines".into(),
-                value: self.dma_engines,
-                max: format!("MAX_DMA_ENGINES ({MAX_DMA_ENGINES})"),
-            });
+        let limits = [
+            ("NPU DMA engines", self.dma_engines, "MAX_DMA_ENGINES", MAX_DMA_ENGINES),
+            ("NPU chips", self.chips, "MAX_CHIPS", MAX_CHIPS),
+            ("NPU clusters", self.clusters, "MAX_GEOMETRY", MAX_GEOMETRY),
+            ("NPU slices per cluster", self.slices_per_cluster, "MAX_GEOMETRY", MAX_GEOMETRY),
+        ];
+        for (what, value, name, max) in limits {
+            if value > max {
+                return Err(MachineError::TooLarge { what: what.into(), value, max: format!("{name} ({max})") });
+            }
         }
         Ok(())
     }
@@ -261,6 +276,11 @@ impl NpuConfig {
     pub fn dma_cycles(&self, packets: u64, packet_bytes: u64, same_tier: bool) -> u64 {
         let f = if same_tier { 2 } else { 1 };
         self.dma_startup_cycles + f * packets * packet_bytes.div_ceil(self.dma_unit_bytes.max(1))
+    }
+
+    /// Cycles of a chip-to-chip transfer of `bytes`: `latency + ceil(bytes / link bandwidth)` (`npu-machine` §10).
+    pub fn link_cycles(&self, bytes: u64) -> u64 {
+        self.link_latency_cycles.saturating_add(bytes.div_ceil(self.link_bytes_per_cycle.max(1)))
     }
 
     /// Cycles of `npu.matmul` of `m × k` by `k × n`: `setup + m · ceil(k / k_per_cycle) · ceil(n / lanes)`.

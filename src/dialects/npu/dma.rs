@@ -13,6 +13,8 @@ use crate::machine::NpuConfig;
 pub enum Memory {
     /// A chip's HBM; `region` tells buffers apart (two different kernel arguments never overlap).
     Hbm {
+        /// The chip.
+        chip: u64,
         /// The buffer (for example, the kernel argument's position).
         region: u32,
         /// Its size in bytes.
@@ -20,11 +22,22 @@ pub enum Memory {
     },
     /// The data memory of one slice.
     Dm {
+        /// The chip.
+        chip: u64,
         /// The cluster.
         cluster: u64,
         /// The slice within its cluster.
         slice: u64,
     },
+}
+
+impl Memory {
+    /// The chip it is on.
+    pub fn chip(&self) -> u64 {
+        match *self {
+            Memory::Hbm { chip, .. } | Memory::Dm { chip, .. } => chip,
+        }
+    }
 }
 
 /// One side of a DMA: a memory and the pattern of bytes it reads or writes there.
@@ -46,9 +59,27 @@ pub struct Dma {
 }
 
 impl Dma {
+    /// Whether it moves bytes from one chip to another (over a link).
+    pub fn crosses_chips(&self) -> bool {
+        self.src.memory.chip() != self.dst.memory.chip()
+    }
+
     /// Checks the machine's rules; the message names the rule and its numbers.
     pub fn check(&self, cfg: &NpuConfig) -> Result<(), String> {
         let (src, dst) = (&self.src.pattern, &self.dst.pattern);
+        for side in [&self.src, &self.dst] {
+            if side.memory.chip() >= cfg.chips {
+                return Err(format!("chip {} is not on the machine ({} chips)", side.memory.chip(), cfg.chips));
+            }
+        }
+        let hbm = |m: &Memory| matches!(m, Memory::Hbm { .. });
+        if self.crosses_chips() && !(hbm(&self.src.memory) && hbm(&self.dst.memory)) {
+            return Err(format!(
+                "a DMA from chip {} to chip {} moves HBM to HBM",
+                self.src.memory.chip(),
+                self.dst.memory.chip()
+            ));
+        }
         if src.packet != dst.packet || src.loops.iter().map(|l| l.count).ne(dst.loops.iter().map(|l| l.count)) {
             return Err(format!("source and destination move different shapes: {src} vs {dst}"));
         }
@@ -128,9 +159,13 @@ impl Dma {
     }
 
     /// Cycles: `startup + f · packets · ceil(packet / unit)` (`f = 2` within one tier: HBM to HBM, or DM to DM in
-    /// one cluster), plus per packet an unaligned HBM read's and a partial HBM write's extra cycles.
+    /// one cluster), plus per packet an unaligned HBM read's and a partial HBM write's extra cycles; between chips,
+    /// the link's `latency + ceil(bytes / bandwidth)`.
     pub fn cycles(&self, cfg: &NpuConfig) -> u64 {
         let (src, dst) = (&self.src, &self.dst);
+        if self.crosses_chips() {
+            return cfg.link_cycles(src.pattern.bytes().unwrap_or(u64::MAX));
+        }
         let same_tier = match (src.memory, dst.memory) {
             (Memory::Hbm { .. }, Memory::Hbm { .. }) => true,
             (Memory::Dm { cluster: a, .. }, Memory::Dm { cluster: b, .. }) => a == b,
@@ -166,10 +201,10 @@ fn count_packets(ap: &AccessPattern, unit: u64, test: impl Fn(i128) -> bool) -> 
 mod tests {
     use super::*;
 
-    const HBM: Memory = Memory::Hbm { region: 0, bytes: 1 << 30 };
-    const HBM2: Memory = Memory::Hbm { region: 1, bytes: 1 << 30 };
-    const DM: Memory = Memory::Dm { cluster: 0, slice: 0 };
-    const DM1: Memory = Memory::Dm { cluster: 0, slice: 1 };
+    const HBM: Memory = Memory::Hbm { chip: 0, region: 0, bytes: 1 << 30 };
+    const HBM2: Memory = Memory::Hbm { chip: 0, region: 1, bytes: 1 << 30 };
+    const DM: Memory = Memory::Dm { chip: 0, cluster: 0, slice: 0 };
+    const DM1: Memory = Memory::Dm { chip: 0, cluster: 0, slice: 1 };
 
     fn dma(src: Memory, src_base: u64, dst: Memory, dst_base: u64, bytes: u64, packet: u32) -> Dma {
         let loops = [(bytes.div_ceil(packet as u64) as u32, packet as i64)];

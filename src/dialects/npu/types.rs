@@ -9,9 +9,11 @@ use crate::machine::ElemType;
 use std::fmt;
 use std::sync::Arc;
 
-/// A region of HBM: a number of elements of one type.
+/// A region of a chip's HBM: a number of elements of one type. `hbm` is chip 0's, `hbm@1` chip 1's.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct BufType {
+    /// The chip whose HBM holds it.
+    pub chip: u64,
     /// Elements.
     pub len: u64,
     /// Their type.
@@ -24,10 +26,14 @@ impl BufType {
         self.len * self.elem.bytes()
     }
 
-    /// Parses the body `hbm, 32768 x bf16`.
+    /// Parses the body `hbm, 32768 x bf16` (or `hbm@1, ...` on chip 1).
     pub fn parse(body: &str) -> Result<BufType, ItemError> {
         let err = |m: String| ItemError::new(m);
         let (space, rest) = body.split_once(',').ok_or_else(|| err("expected '<hbm, N x type>'".into()))?;
+        let (space, chip) = match space.trim().split_once('@') {
+            Some((s, c)) => (s, c.trim().parse::<u64>().map_err(|_| err(format!("'{c}' is not a chip number")))?),
+            None => (space.trim(), 0),
+        };
         if space.trim() != "hbm" {
             return Err(err(format!(
                 "'{}' is not a memory space a buffer can live in: buffers are HBM regions (on-chip operands are \
@@ -41,7 +47,7 @@ impl BufType {
         if len.checked_mul(elem.bytes()).is_none() {
             return Err(err(format!("{len} elements of {} do not fit in 2^64 bytes", elem_name(elem))));
         }
-        Ok(BufType { len, elem })
+        Ok(BufType { chip, len, elem })
     }
 }
 
@@ -74,7 +80,10 @@ pub fn elem_name(elem: ElemType) -> &'static str {
 
 impl fmt::Display for BufType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "hbm, {} x {}", self.len, elem_name(self.elem))
+        match self.chip {
+            0 => write!(f, "hbm, {} x {}", self.len, elem_name(self.elem)),
+            chip => write!(f, "hbm@{chip}, {} x {}", self.len, elem_name(self.elem)),
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::{Instruction, Site};
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::memset::Memset;
-use crate::dialects::npu::ops::onchip::{Operand, Space};
+use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::dialects::npu::ops::reduce::Reduce;
 use crate::dialects::npu::ops::stream::Stream;
 use crate::dialects::npu::ops::vector::Vector;
@@ -38,9 +38,9 @@ fn unwritten(space: Space, slice: u64) -> impl Fn(usize) -> String {
     move |at| format!("reads byte {at} of {} slice {slice}, which nothing wrote", space.name())
 }
 
-/// Operand `o`'s bytes on `slice` of cluster `cluster`.
-fn read(mem: &mut Memories, o: &Operand, cluster: u64, slice: u64) -> Result<Vec<u8>, String> {
-    gather(mem.slice(o.space, cluster, slice), &o.pattern).map_err(unwritten(o.space, slice))
+/// Operand `o`'s bytes on slice `slice` of `slices`.
+fn read(mem: &mut Memories, o: &Operand, slices: &Slices, slice: u64) -> Result<Vec<u8>, String> {
+    gather(mem.get(slices.site(o.space, slice)), &o.pattern).map_err(unwritten(o.space, slice))
 }
 
 /// Each packet of the source to its place in the destination.
@@ -68,14 +68,14 @@ fn fill(m: &Memset, mem: &mut Memories) {
     let pattern = &m.dst.pattern;
     let data: Vec<u8> = element.iter().copied().cycle().take(pattern.bytes().unwrap_or(0) as usize).collect();
     for slice in m.slices.first..m.slices.end {
-        scatter(mem.slice(m.dst.space, m.slices.cluster, slice), pattern, &data);
+        scatter(mem.get(m.slices.site(m.dst.space, slice)), pattern, &data);
     }
 }
 
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
     for slice in s.slices.first..s.slices.end {
-        let data = s.apply(read(mem, &s.src, s.slices.cluster, slice)?);
-        scatter(mem.slice(s.dst.space, s.slices.cluster, slice), &s.dst.pattern, &data);
+        let data = s.apply(read(mem, &s.src, &s.slices, slice)?);
+        scatter(mem.get(s.slices.site(s.dst.space, slice)), &s.dst.pattern, &data);
     }
     Ok(())
 }
@@ -85,10 +85,10 @@ fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
         let inputs: Vec<Vec<u32>> = v
             .reads()
             .into_iter()
-            .map(|o| read(mem, o, v.slices.cluster, slice).map(|b| words(&b)))
+            .map(|o| read(mem, o, &v.slices, slice).map(|b| words(&b)))
             .collect::<Result<_, _>>()?;
         let results = word_bytes(&v.apply(&inputs)?);
-        scatter(mem.slice(v.dst.space, v.slices.cluster, slice), &v.dst.pattern, &results);
+        scatter(mem.get(v.slices.site(v.dst.space, slice)), &v.dst.pattern, &results);
     }
     Ok(())
 }
@@ -96,18 +96,18 @@ fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
 fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
     let s = r.slices;
     let write = |mem: &mut Memories, slice: u64, results: &[u32]| {
-        scatter(mem.slice(r.dst.space, s.cluster, slice), &r.dst.pattern, &word_bytes(results));
+        scatter(mem.get(s.site(r.dst.space, slice)), &r.dst.pattern, &word_bytes(results));
     };
     if !r.across {
         for slice in s.first..s.end {
-            let results = r.rows(&words(&read(mem, &r.src, s.cluster, slice)?));
+            let results = r.rows(&words(&read(mem, &r.src, &s, slice)?));
             write(mem, slice, &results);
         }
         return Ok(());
     }
-    let mut acc = words(&read(mem, &r.src, s.cluster, s.first)?);
+    let mut acc = words(&read(mem, &r.src, &s, s.first)?);
     for slice in s.first + 1..s.end {
-        r.fold(&mut acc, &words(&read(mem, &r.src, s.cluster, slice)?));
+        r.fold(&mut acc, &words(&read(mem, &r.src, &s, slice)?));
     }
     for slice in s.first..s.end {
         write(mem, slice, &acc);
@@ -121,22 +121,22 @@ fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String
     let s = mm.slices;
     let mut accs: Vec<(u64, Bytes)> = Vec::new();
     for k in s.first..s.end {
-        mem.slice(Space::Dm, s.cluster, k);
-        mem.slice(Space::Trf, s.cluster, k);
-        mem.slice(Space::Acc, s.cluster, k);
-        accs.push((k, mem.slices.remove(&(Space::Acc, s.cluster, k)).expect("allocated")));
+        for space in [Space::Dm, Space::Trf, Space::Acc] {
+            mem.get(s.site(space, k));
+        }
+        accs.push((k, mem.slices.remove(&s.site(Space::Acc, k)).expect("allocated")));
     }
     let shared = &mem.slices;
     let results: Vec<Result<(), String>> = accs
         .par_iter_mut()
         .map(|(k, acc)| {
-            let dm = &shared[&(Space::Dm, s.cluster, *k)];
-            let trf = &shared[&(Space::Trf, s.cluster, *k)];
+            let dm = &shared[&s.site(Space::Dm, *k)];
+            let trf = &shared[&s.site(Space::Trf, *k)];
             matmul_slice(mm, dm, trf, acc, *k, cfg)
         })
         .collect();
     for (k, acc) in accs {
-        mem.slices.insert((Space::Acc, s.cluster, k), acc);
+        mem.slices.insert(s.site(Space::Acc, k), acc);
     }
     results.into_iter().collect()
 }

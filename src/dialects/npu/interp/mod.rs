@@ -27,7 +27,7 @@ use indexmap::IndexMap;
 use memory::{dtype_of, from_bytes, to_bytes, Bytes};
 use schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
 use state::Memories;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Most bytes the interpreter holds for a kernel's HBM buffers; past it, an error before anything runs.
 pub const MAX_HBM_BYTES: u64 = 1 << 32;
@@ -76,6 +76,9 @@ pub struct Run {
     pub steps: Vec<(String, Option<usize>)>,
     /// The machine it ran on.
     pub machine: NpuConfig,
+    /// Bytes DMAs moved, per pair of memory tiers (`hbm -> dm`, ...) and per link between chips
+    /// (`link chip0 -> chip1`).
+    pub moved: BTreeMap<String, u64>,
 }
 
 /// Runs `kernel` with `inputs` bound by argument name, on the machine it is written for (`npu.machine`).
@@ -87,8 +90,8 @@ pub fn run_kernel(ctx: &Context, kernel: OpId, inputs: &IndexMap<String, Array>)
     let args: Vec<ValueId> = ctx.body.block(entry).args.clone();
     let mut mem = Memories::new(bind(ctx, kernel, &args, inputs)?, cfg);
     let (steps, actions, ops, semaphores) = decode_program(ctx, entry, cfg)?;
-    let queues = cfg.dma_engines as usize + 2;
-    let timing = schedule(&steps, queues, semaphores).map_err(|e| schedule_error(e, &ops))?;
+    let per_chip = cfg.dma_engines as usize + 2;
+    let timing = schedule(&steps, per_chip * cfg.chips as usize, semaphores).map_err(|e| schedule_error(e, &ops))?;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&k| (timing.start[k], k));
     for k in order {
@@ -102,13 +105,38 @@ pub fn run_kernel(ctx: &Context, kernel: OpId, inputs: &IndexMap<String, Array>)
         let dtype = dtype_of(t.elem).expect("checked when bound");
         buffers.insert(format!("arg{i}"), from_bytes(dtype, bytes.raw()).expect("a whole number of elements"));
     }
-    let mut names: Vec<String> = (0..cfg.dma_engines).map(|e| format!("dma{e}")).collect();
-    names.extend(["main".to_string(), "sub".to_string()]);
+    let mut local: Vec<String> = (0..cfg.dma_engines).map(|e| format!("dma{e}")).collect();
+    local.extend(["main".to_string(), "sub".to_string()]);
+    let names: Vec<String> = match cfg.chips {
+        1 => local,
+        chips => (0..chips).flat_map(|c| local.iter().map(move |q| format!("chip{c}.{q}"))).collect(),
+    };
     let labels = ops.iter().zip(&steps).map(|(&op, step)| {
         let label = format!("{} at {}", ctx.op_name(op), ctx.loc_text(ctx.body.op(op).loc));
         (label, (!step.barrier).then_some(step.queue))
     });
-    Ok(Run { buffers, schedule: timing, queues: names, steps: labels.collect(), machine: cfg.clone() })
+    let moved = moved(&actions, ctx, &args);
+    Ok(Run { buffers, schedule: timing, queues: names, steps: labels.collect(), machine: cfg.clone(), moved })
+}
+
+/// The bytes each pair of memory tiers and each link carried.
+fn moved(actions: &[Option<Instruction>], ctx: &Context, args: &[ValueId]) -> BTreeMap<String, u64> {
+    let chip_of = |region: u32| as_buf(ctx, ctx.body.value_type(args[region as usize])).map_or(0, |t| t.chip);
+    let tier = |m: &Memory| match m {
+        Memory::Hbm { .. } => "hbm",
+        Memory::Dm { .. } => "dm",
+    };
+    let mut out = BTreeMap::new();
+    for d in actions.iter().flatten().filter_map(|i| if let Instruction::Dma(d) = i { Some(d) } else { None }) {
+        let key = match (d.src.memory, d.dst.memory) {
+            (Memory::Hbm { region: a, .. }, Memory::Hbm { region: b, .. }) if d.crosses_chips() => {
+                format!("link chip{} -> chip{}", chip_of(a), chip_of(b))
+            }
+            (s, t) => format!("{} -> {}", tier(&s), tier(&t)),
+        };
+        *out.entry(key).or_insert(0u64) += d.src.pattern.bytes().unwrap_or(u64::MAX);
+    }
+    out
 }
 
 /// The HBM buffers, from the inputs bound to them (checked against their types) or empty.
@@ -186,6 +214,7 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                     _ => 0,
                 };
                 let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
+                step.queue += i.chip() as usize * (cfg.dma_engines as usize + 2);
                 step.cycles = i.cycles(cfg);
                 for access in i.accesses(cfg) {
                     if let (Site::Slice(space, ..), true) = (access.site, touched.insert(access.site)) {

@@ -13,8 +13,8 @@ use std::collections::HashMap;
 pub struct Memories {
     /// The HBM buffers, by kernel argument.
     pub hbm: Vec<Bytes>,
-    /// The on-chip memories touched so far, by `(space, cluster, slice)`.
-    pub slices: HashMap<(Space, u64, u64), Bytes>,
+    /// The on-chip memories touched so far.
+    pub slices: HashMap<Site, Bytes>,
     /// The bytes of each space per slice, in the order of [`Space::ALL`].
     capacity: [u64; 4],
 }
@@ -29,14 +29,11 @@ impl Memories {
     pub fn get(&mut self, site: Site) -> &mut Bytes {
         match site {
             Site::Hbm(region) => &mut self.hbm[region as usize],
-            Site::Slice(space, cluster, slice) => self.slice(space, cluster, slice),
+            Site::Slice(space, ..) => {
+                let size = self.capacity[space.index()] as usize;
+                self.slices.entry(site).or_insert_with(|| Bytes::empty(size))
+            }
         }
-    }
-
-    /// A slice's memory of `space`, allocated when first touched.
-    pub fn slice(&mut self, space: Space, cluster: u64, slice: u64) -> &mut Bytes {
-        let size = self.capacity[space.index()] as usize;
-        self.slices.entry((space, cluster, slice)).or_insert_with(|| Bytes::empty(size))
     }
 
     /// Two different memories at once (`a != b`).
@@ -49,14 +46,10 @@ impl Memories {
                 let [p, q] = self.hbm.get_disjoint_mut([x as usize, y as usize]).expect("different buffers");
                 (p, q)
             }
-            (Site::Hbm(x), Site::Slice(s, c, k)) => {
-                (&mut self.hbm[x as usize], self.slices.get_mut(&(s, c, k)).expect("allocated"))
-            }
-            (Site::Slice(s, c, k), Site::Hbm(y)) => {
-                (self.slices.get_mut(&(s, c, k)).expect("allocated"), &mut self.hbm[y as usize])
-            }
-            (Site::Slice(s, c, k), Site::Slice(t, d, l)) => {
-                let [p, q] = self.slices.get_disjoint_mut([&(s, c, k), &(t, d, l)]);
+            (Site::Hbm(x), b) => (&mut self.hbm[x as usize], self.slices.get_mut(&b).expect("allocated")),
+            (a, Site::Hbm(y)) => (self.slices.get_mut(&a).expect("allocated"), &mut self.hbm[y as usize]),
+            (a, b) => {
+                let [p, q] = self.slices.get_disjoint_mut([&a, &b]);
                 (p.expect("allocated"), q.expect("allocated"))
             }
         }

@@ -4,12 +4,14 @@
 //! : bf16 signals(%s = 2)` copies, for each tuple of loop indices, `packet` bytes from `src base + Σ i·src_stride`
 //! to `dst base + Σ i·dst_stride` (loops are `(count, source stride, destination stride)`, outer to inner, as the
 //! RNGD DMA sequencer pairs them). A side is an HBM buffer (an operand) or the data memory of one slice
-//! (`dm[cluster, slice]`). The element type says what the bytes are; a DMA never converts.
+//! (`dm[cluster, slice]` on chip 0, `dm[chip, cluster, slice]` on another). The element type says what the bytes
+//! are; a DMA never converts. It runs on a DMA queue of the source's chip; from one chip's HBM to another's, it goes
+//! over the link between them.
 //!
-//! Properties: `queue`; `src_space`/`dst_space` (`"hbm"` or `"dm"`), `src_slice`/`dst_slice` (`[cluster, slice]`,
-//! DM only), `src_base`/`dst_base`; `loops` (`[[count, src_stride, dst_stride], ...]`); `packet`; `dtype`;
-//! `waits`/`signals`. Operands: the HBM buffers (source first), then the semaphores waited for and signalled.
-//! The verifier applies `dma::Dma::check` with the default machine (`rngd-lite`).
+//! Properties: `queue`; `src_space`/`dst_space` (`"hbm"` or `"dm"`), `src_slice`/`dst_slice` (`[cluster, slice]`
+//! or `[chip, cluster, slice]`, DM only), `src_base`/`dst_base`; `loops` (`[[count, src_stride, dst_stride], ...]`);
+//! `packet`; `dtype`; `waits`/`signals`. Operands: the HBM buffers (source first), then the semaphores waited for
+//! and signalled. The verifier applies `dma::Dma::check` with the program's machine (`npu.machine`).
 
 use super::clauses::{
     int, int_list, int_prop, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail,
@@ -38,7 +40,7 @@ pub const DMA: OpInfo = OpInfo {
 #[derive(Debug)]
 enum Place {
     Hbm(ValueId),
-    Dm { cluster: u64, slice: u64 },
+    Dm { chip: u64, cluster: u64, slice: u64 },
 }
 
 /// Decodes `op` into the command it describes, with the element type; the message says what is malformed.
@@ -56,8 +58,12 @@ pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(Dma, crate::m
             }
             Some("dm") => {
                 let at = ints(ctx, op, &format!("{which}_slice")).ok_or(format!("needs '{which}_slice'"))?;
-                let [cluster, slice] = at[..] else { return Err(format!("'{which}_slice' is [cluster, slice]")) };
-                dm(cluster, slice, cfg).map_err(|m| format!("the {which} {m}"))?
+                let [chip, cluster, slice] = match at[..] {
+                    [cluster, slice] => [0, cluster, slice],
+                    [chip, cluster, slice] => [chip, cluster, slice],
+                    _ => return Err(format!("'{which}_slice' is [cluster, slice] or [chip, cluster, slice]")),
+                };
+                dm(chip, cluster, slice, cfg).map_err(|m| format!("the {which} {m}"))?
             }
             _ => return Err(format!("'{which}_space' must be \"hbm\" or \"dm\"")),
         };
@@ -75,8 +81,8 @@ pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(Dma, crate::m
         AccessPattern::new(base, &loops.iter().map(|l| (l[0] as u32, pick(l))).collect::<Vec<_>>(), packet)
     };
     let memory = |place: &Place| match place {
-        Place::Hbm(v) => buffer(ctx, *v).map(|(region, b)| Memory::Hbm { region, bytes: b.bytes() }),
-        Place::Dm { cluster, slice } => Ok(Memory::Dm { cluster: *cluster, slice: *slice }),
+        Place::Hbm(v) => buffer(ctx, *v).map(|(region, b)| Memory::Hbm { chip: b.chip, region, bytes: b.bytes() }),
+        Place::Dm { chip, cluster, slice } => Ok(Memory::Dm { chip: *chip, cluster: *cluster, slice: *slice }),
     };
     for place in [&src, &dst] {
         if let Place::Hbm(v) = place {
@@ -91,15 +97,18 @@ pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(Dma, crate::m
     Ok((Dma { src, dst }, dtype))
 }
 
-/// A slice's DM, checked against the chip's geometry.
-fn dm(cluster: i64, slice: i64, cfg: &NpuConfig) -> Result<Place, String> {
+/// A slice's DM, checked against the machine's geometry.
+fn dm(chip: i64, cluster: i64, slice: i64, cfg: &NpuConfig) -> Result<Place, String> {
     let ok = |v: i64, n: u64| u64::try_from(v).ok().filter(|&v| v < n);
-    match (ok(cluster, cfg.clusters), ok(slice, cfg.slices_per_cluster)) {
-        (Some(cluster), Some(slice)) => Ok(Place::Dm { cluster, slice }),
-        _ => Err(format!(
-            "slice dm[{cluster}, {slice}] is not on the chip ({} clusters of {} slices)",
-            cfg.clusters, cfg.slices_per_cluster
-        )),
+    match (ok(chip, cfg.chips), ok(cluster, cfg.clusters), ok(slice, cfg.slices_per_cluster)) {
+        (Some(chip), Some(cluster), Some(slice)) => Ok(Place::Dm { chip, cluster, slice }),
+        _ => {
+            let at = if chip == 0 { format!("{cluster}, {slice}") } else { format!("{chip}, {cluster}, {slice}") };
+            Err(format!(
+                "slice dm[{at}] is not on the machine (chips: {}, clusters per chip: {}, slices per cluster: {})",
+                cfg.chips, cfg.clusters, cfg.slices_per_cluster
+            ))
+        }
     }
 }
 
@@ -171,11 +180,15 @@ fn parse_side<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, which: &s
             inner.expect_keyword("dm")?;
             let (items, loc) = inner.group(Delim::Square)?;
             let mut at = inner.nested(items, loc);
-            let cluster = int(&mut at)?;
-            at.expect_punct(",")?;
-            let slice = int(&mut at)?;
+            let mut numbers = vec![int(&mut at)?];
+            while at.eat_punct(",") && numbers.len() < 3 {
+                numbers.push(int(&mut at)?);
+            }
             at.expect_end()?;
-            let list = int_list(inner.ctx(), &[cluster, slice]);
+            if numbers.len() < 2 {
+                return Err(at.expected("dm[cluster, slice] or dm[chip, cluster, slice]"));
+            }
+            let list = int_list(inner.ctx(), &numbers);
             let key = inner.ctx().sym(&format!("{which}_slice"));
             op.props.push((key, list));
             "dm"
@@ -212,8 +225,12 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
             }
             Some("dm") => {
                 let at = ints(ctx, op, &format!("{which}_slice")).ok_or(fmt::Error)?;
-                let [cluster, slice] = at[..] else { return Err(fmt::Error) };
-                p.write(&format!("dm[{cluster}, {slice}]"));
+                let text: Vec<String> = match at[..] {
+                    [0, cluster, slice] | [cluster, slice] => vec![cluster.to_string(), slice.to_string()],
+                    [_, _, _] => at.iter().map(i64::to_string).collect(),
+                    _ => return Err(fmt::Error),
+                };
+                p.write(&format!("dm[{}]", text.join(", ")));
             }
             _ => return Err(fmt::Error),
         }

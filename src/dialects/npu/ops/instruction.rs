@@ -36,8 +36,8 @@ pub enum Instruction {
 pub enum Site {
     /// Kernel argument `n`'s buffer.
     Hbm(u32),
-    /// `(space, cluster, slice)`.
-    Slice(Space, u64, u64),
+    /// `(space, chip, cluster, slice)`.
+    Slice(Space, u64, u64, u64),
 }
 
 impl Site {
@@ -52,11 +52,20 @@ impl Site {
         }
     }
 
-    /// Which one of its resource: the argument, or `cluster · 2^32 + slice`.
+    /// Which one of its resource: the argument, or `chip · 2^40 + cluster · 2^20 + slice` (the machine's
+    /// geometry is at most `MAX_GEOMETRY` = 2^20 clusters of 2^20 slices).
     pub fn unit(self) -> u64 {
         match self {
             Site::Hbm(region) => region as u64,
-            Site::Slice(_, cluster, slice) => (cluster << 32) + slice,
+            Site::Slice(_, chip, cluster, slice) => (chip << 40) + (cluster << 20) + slice,
+        }
+    }
+
+    /// The chip it is on (HBM buffers are told by the caller).
+    pub fn chip(self) -> Option<u64> {
+        match self {
+            Site::Hbm(_) => None,
+            Site::Slice(_, chip, ..) => Some(chip),
         }
     }
 
@@ -64,7 +73,7 @@ impl Site {
     pub fn of(memory: &Memory) -> Site {
         match *memory {
             Memory::Hbm { region, .. } => Site::Hbm(region),
-            Memory::Dm { cluster, slice } => Site::Slice(Space::Dm, cluster, slice),
+            Memory::Dm { chip, cluster, slice } => Site::Slice(Space::Dm, chip, cluster, slice),
         }
     }
 }
@@ -94,6 +103,18 @@ impl Instruction {
             "npu.vec.reduce" | "npu.reduce.slices" => Instruction::Reduce(reduce::decode(ctx, op)?),
             _ => return Ok(None),
         }))
+    }
+
+    /// The chip whose queues run it: a DMA's source's, a compute instruction's.
+    pub fn chip(&self) -> u64 {
+        match self {
+            Instruction::Dma(d) => d.src.memory.chip(),
+            Instruction::Memset(m) => m.slices.chip,
+            Instruction::Stream(s) => s.slices.chip,
+            Instruction::Matmul(m) => m.slices.chip,
+            Instruction::Vector(v) => v.slices.chip,
+            Instruction::Reduce(r) => r.slices.chip,
+        }
     }
 
     /// Its cost in cycles.
@@ -137,7 +158,7 @@ fn on_slices(slices: &Slices, reads: &[&Operand], writes: &[&Operand]) -> Vec<Ac
     for slice in slices.first..slices.end {
         let all = reads.iter().map(|o| (false, o)).chain(writes.iter().map(|o| (true, o)));
         for (write, o) in all {
-            let site = Site::Slice(o.space, slices.cluster, slice);
+            let site = slices.site(o.space, slice);
             out.push(Access { write, site, pattern: o.pattern.clone() });
         }
     }

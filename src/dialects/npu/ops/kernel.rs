@@ -25,12 +25,30 @@ fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     let Some(&entry) = ctx.body.region(region).blocks.first() else {
         return Err(op_error(ctx, op, "needs a body"));
     };
+    let cfg = crate::dialects::npu::machine_attr::machine_of(ctx, op).map_err(|m| op_error(ctx, op, m))?;
+    let mut per_chip: std::collections::BTreeMap<u64, u64> = Default::default();
     for (i, &arg) in ctx.body.block(entry).args.iter().enumerate() {
-        if as_buf(ctx, ctx.body.value_type(arg)).is_none() {
+        let Some(t) = as_buf(ctx, ctx.body.value_type(arg)) else {
             return Err(op_error(ctx, op, format!("argument #{i} must be an !npu.buf (an HBM buffer)")));
+        };
+        if t.chip >= cfg.chips {
+            return Err(op_error(
+                ctx,
+                op,
+                format!("argument #{i} is on chip {}; the machine has {}", t.chip, cfg.chips),
+            ));
+        }
+        let used = per_chip.entry(t.chip).or_default();
+        *used = used.saturating_add(t.bytes());
+        if *used > cfg.hbm_bytes {
+            return Err(op_error(
+                ctx,
+                op,
+                format!("the buffers on chip {} take {} B, more than its {} B of HBM", t.chip, used, cfg.hbm_bytes),
+            ));
         }
     }
-    crate::dialects::npu::machine_attr::machine_of(ctx, op).map(|_| ()).map_err(|m| op_error(ctx, op, m))
+    Ok(())
 }
 
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {

@@ -192,7 +192,7 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
         p.write(" accumulate");
     }
     let mut elided: Vec<String> = onchip::props("a").into_iter().chain(onchip::props("c")).collect();
-    elided.extend(["cluster", "slices", "m", "k", "n", "b_base", "accumulate"].map(String::from));
+    elided.extend(["chip", "cluster", "slices", "m", "k", "n", "b_base", "accumulate"].map(String::from));
     let waits = ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
     print_tail(p, op, waits, &elided)
 }

@@ -106,6 +106,6 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     p.write(&format!(" value {}", format_float(m.value, FloatKind::F64)));
     let waits = super::clauses::ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
     let mut elided: Vec<String> = onchip::props("dst").into();
-    elided.extend(["cluster", "slices", "value"].map(String::from));
+    elided.extend(["chip", "cluster", "slices", "value"].map(String::from));
     print_tail(p, op, waits, &elided)
 }

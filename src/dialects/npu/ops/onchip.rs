@@ -10,6 +10,7 @@ use super::clauses::{
     compute_queue, int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue,
     print_syncs, str_prop, sync_of,
 };
+use super::instruction::Site;
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
 use crate::dialects::npu::machine_attr::machine_of;
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
@@ -71,12 +72,21 @@ impl Space {
 /// The slices an instruction runs on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Slices {
+    /// The chip.
+    pub chip: u64,
     /// The cluster.
     pub cluster: u64,
     /// First slice.
     pub first: u64,
     /// One past the last slice.
     pub end: u64,
+}
+
+impl Slices {
+    /// The memory of `space` of slice `slice` of the range.
+    pub fn site(&self, space: Space, slice: u64) -> Site {
+        Site::Slice(space, self.chip, self.cluster, slice)
+    }
 }
 
 /// One operand: a space and the pattern of its bytes on each slice.
@@ -117,19 +127,31 @@ pub fn verify_compute(
     check(&cfg).map_err(err)
 }
 
-/// Parses `on(cluster, first:end)` (or `on(cluster, slice)`).
+/// Parses `on(cluster, first:end)` (or `on(cluster, slice)`), or `on(chip, cluster, first:end)` off chip 0.
 pub fn parse_slices<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
     p.expect_keyword("on")?;
     let (items, loc) = p.group(Delim::Paren)?;
     let mut at = p.nested(items, loc);
-    let cluster = int(&mut at)?;
+    let mut numbers = vec![int(&mut at)?];
     at.expect_punct(",")?;
-    let first = int(&mut at)?;
+    numbers.push(int(&mut at)?);
+    if at.eat_punct(",") {
+        numbers.push(int(&mut at)?);
+    }
+    let first = numbers.pop().expect("two or three numbers");
     let end = if at.eat_punct(":") { int(&mut at)? } else { first + 1 };
     at.expect_end()?;
+    let (chip, cluster) = match numbers[..] {
+        [chip, cluster] => (chip, cluster),
+        [cluster] => (0, cluster),
+        _ => unreachable!("one or two numbers before the slices"),
+    };
     let ctx = p.ctx();
     let i64t = ctx.int_type(64);
-    let entries = [("cluster", ctx.int_attr(cluster as i128, i64t)), ("slices", int_list(ctx, &[first, end]))];
+    let mut entries = vec![("cluster", ctx.int_attr(cluster as i128, i64t)), ("slices", int_list(ctx, &[first, end]))];
+    if chip != 0 {
+        entries.push(("chip", ctx.int_attr(chip as i128, i64t)));
+    }
     for (k, v) in entries {
         let key = ctx.sym(k);
         op.props.push((key, v));
@@ -176,10 +198,16 @@ pub fn slices_of(ctx: &Context, op: OpId) -> Result<Slices, String> {
     let cluster = int_prop(ctx, op, "cluster")
         .and_then(|c| u64::try_from(c).ok())
         .ok_or("'cluster' must be a non-negative integer")?;
+    let chip = match ctx.op_attr(op, "chip") {
+        None => 0,
+        Some(_) => int_prop(ctx, op, "chip")
+            .and_then(|c| u64::try_from(c).ok())
+            .ok_or("'chip' must be a non-negative integer")?,
+    };
     let bad = || "'slices' must be [first, end]".to_string();
     let [first, end] = ints(ctx, op, "slices").ok_or_else(bad)?[..] else { return Err(bad()) };
     match (u64::try_from(first), u64::try_from(end)) {
-        (Ok(first), Ok(end)) => Ok(Slices { cluster, first, end }),
+        (Ok(first), Ok(end)) => Ok(Slices { chip, cluster, first, end }),
         _ => Err(format!("slices {first}:{end} must not be negative")),
     }
 }
@@ -205,8 +233,11 @@ pub fn props(name: &str) -> [String; 4] {
     ["space", "base", "loops", "packet"].map(|k| format!("{name}_{k}"))
 }
 
-/// Checks the slices against the chip's geometry.
+/// Checks the slices against the machine's geometry.
 pub fn check_slices(s: &Slices, cfg: &NpuConfig) -> Result<(), String> {
+    if s.chip >= cfg.chips {
+        return Err(format!("chip {} is not on the machine ({} chips)", s.chip, cfg.chips));
+    }
     if s.cluster >= cfg.clusters || s.first >= s.end || s.end > cfg.slices_per_cluster {
         return Err(format!(
             "slices {}:{} of cluster {} are not a non-empty range on the chip ({} clusters of {} slices)",
@@ -251,10 +282,11 @@ pub fn check_operand(name: &str, o: &Operand, elem_bytes: u64, write: bool, cfg:
     }
 }
 
-/// Prints ` on(cluster, first:end)`.
+/// Prints ` on(cluster, first:end)` (` on(chip, cluster, first:end)` off chip 0).
 pub fn print_slices(p: &mut OpPrinter<'_, '_>, s: &Slices) {
     let range = if s.end == s.first + 1 { s.first.to_string() } else { format!("{}:{}", s.first, s.end) };
-    p.write(&format!(" on({}, {range})", s.cluster));
+    let chip = if s.chip == 0 { String::new() } else { format!("{}, ", s.chip) };
+    p.write(&format!(" on({chip}{}, {range})", s.cluster));
 }
 
 /// Prints ` name(space, base B, loops [...], packet P)`.

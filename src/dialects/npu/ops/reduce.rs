@@ -186,7 +186,7 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     onchip::print_operand(p, "src", &r.src)?;
     onchip::print_operand(p, "dst", &r.dst)?;
     let mut elided: Vec<String> = onchip::props("src").into_iter().chain(onchip::props("dst")).collect();
-    elided.extend(["kind", "cluster", "slices"].map(String::from));
+    elided.extend(["kind", "chip", "cluster", "slices"].map(String::from));
     let waits = ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
     print_tail(p, op, waits, &elided)
 }
@@ -198,7 +198,7 @@ mod tests {
 
     fn reduce(kind: &str, across: bool, dtype: ElemType, src: u32, dst: u32) -> Reduce {
         let on = |bytes| Operand { space: Space::Dm, pattern: AccessPattern::new(0, &[], bytes) };
-        let slices = Slices { cluster: 0, first: 0, end: 4 };
+        let slices = Slices { chip: 0, cluster: 0, first: 0, end: 4 };
         Reduce { across, kind: kind.into(), slices, src: on(src * 4), dst: on(dst * 4), dtype }
     }
 

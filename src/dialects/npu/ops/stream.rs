@@ -324,7 +324,7 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     onchip::print_operand(p, "dst", &s.dst)?;
     let ctx = p.ctx();
     let mut elided: Vec<String> = onchip::props("src").into_iter().chain(onchip::props("dst")).collect();
-    elided.extend(["cluster", "slices"].map(String::from));
+    elided.extend(["chip", "cluster", "slices"].map(String::from));
     if ctx.op_attr(op, "relu").is_some_and(|a| matches!(ctx.attr_data(a), Attr::Unit)) {
         p.write(" relu");
         elided.push("relu".into());
@@ -350,7 +350,7 @@ mod tests {
 
     fn stream(kind: Kind, from: ElemType, to: ElemType) -> Stream {
         let o = Operand { space: Space::Dm, pattern: AccessPattern::new(0, &[], 8) };
-        let slices = Slices { cluster: 0, first: 0, end: 1 };
+        let slices = Slices { chip: 0, cluster: 0, first: 0, end: 1 };
         let requant = Requant { scale: 1, shift: 0 };
         Stream { kind, slices, src: o.clone(), dst: o, from, to, relu: false, requant, tile: (1, 1) }
     }

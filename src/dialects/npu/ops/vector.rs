@@ -280,7 +280,7 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     onchip::print_operand(p, "dst", &v.dst)?;
     elided.extend(onchip::props("dst"));
     let waits = ints(p.ctx(), op, "waits").ok_or(fmt::Error)?.len();
-    elided.extend(["kind", "cluster", "slices", "rhs_imm"].map(String::from));
+    elided.extend(["kind", "chip", "cluster", "slices", "rhs_imm"].map(String::from));
     print_tail(p, op, waits, &elided)
 }
 
@@ -291,7 +291,7 @@ mod tests {
 
     fn vector(kind: &str, dtype: ElemType, rhs: Option<Rhs>) -> Vector {
         let o = Operand { space: Space::Dm, pattern: AccessPattern::new(0, &[], 12) };
-        let slices = Slices { cluster: 0, first: 0, end: 1 };
+        let slices = Slices { chip: 0, cluster: 0, first: 0, end: 1 };
         Vector { kind: kind.into(), slices, src: o.clone(), rhs, dst: o, dtype }
     }
 
