@@ -3,7 +3,7 @@
 //! reductions. Compute instructions run on each slice of their range on that slice's own memories.
 
 use super::memory::Bytes;
-use super::state::{contiguous_start, gather, scatter, word_bytes, words, Memories};
+use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::{Instruction, Site};
@@ -15,27 +15,18 @@ use crate::dialects::npu::ops::stream::Stream;
 use crate::dialects::npu::ops::vector::Vector;
 use crate::machine::{ElemType, NpuConfig};
 use half::{bf16, f16};
-use rayon::prelude::*;
 use std::borrow::Cow;
 
 /// Carries out `instruction` (verified, so every pattern is inside its memory).
 pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
     match instruction {
         Instruction::Dma(d) => copy(d, mem),
-        Instruction::Memset(m) => {
-            fill(m, mem);
-            Ok(())
-        }
+        Instruction::Memset(m) => fill(m, mem),
         Instruction::Stream(s) => stream(s, mem),
         Instruction::Matmul(m) => matmul(m, mem, cfg),
         Instruction::Vector(v) => vector(v, mem),
         Instruction::Reduce(r) => reduce(r, mem),
     }
-}
-
-/// The error for a read of a byte nothing wrote, in `space` of `slice`.
-fn unwritten(space: Space, slice: u64) -> impl Fn(usize) -> String {
-    move |at| format!("reads byte {at} of {} slice {slice}, which nothing wrote", space.name())
 }
 
 /// Operand `o`'s bytes on slice `slice` of `slices`.
@@ -63,82 +54,59 @@ fn copy(dma: &Dma, mem: &mut Memories) -> Result<(), String> {
 }
 
 /// The value in every packet of every slice of the range.
-fn fill(m: &Memset, mem: &mut Memories) {
+fn fill(m: &Memset, mem: &mut Memories) -> Result<(), String> {
     let element = m.element();
-    let pattern = &m.dst.pattern;
-    let data: Vec<u8> = element.iter().copied().cycle().take(pattern.bytes().unwrap_or(0) as usize).collect();
-    for slice in m.slices.first..m.slices.end {
-        scatter(mem.get(m.slices.site(m.dst.space, slice)), pattern, &data);
-    }
+    let data: Vec<u8> = element.iter().copied().cycle().take(m.dst.pattern.bytes().unwrap_or(0) as usize).collect();
+    mem.per_slice(&m.slices, |one| {
+        one.write(&m.dst, &data);
+        Ok(())
+    })
 }
 
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
-    for slice in s.slices.first..s.slices.end {
-        let data = s.apply(read(mem, &s.src, &s.slices, slice)?);
-        scatter(mem.get(s.slices.site(s.dst.space, slice)), &s.dst.pattern, &data);
-    }
-    Ok(())
+    mem.per_slice(&s.slices, |one| {
+        let data = s.apply(one.read(&s.src)?);
+        one.write(&s.dst, &data);
+        Ok(())
+    })
 }
 
 fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
-    for slice in v.slices.first..v.slices.end {
-        let inputs: Vec<Vec<u32>> = v
-            .reads()
-            .into_iter()
-            .map(|o| read(mem, o, &v.slices, slice).map(|b| words(&b)))
-            .collect::<Result<_, _>>()?;
+    mem.per_slice(&v.slices, |one| {
+        let inputs: Vec<Vec<u32>> =
+            v.reads().into_iter().map(|o| one.read(o).map(|b| words(&b))).collect::<Result<_, _>>()?;
         let results = word_bytes(&v.apply(&inputs)?);
-        scatter(mem.get(v.slices.site(v.dst.space, slice)), &v.dst.pattern, &results);
-    }
-    Ok(())
+        one.write(&v.dst, &results);
+        Ok(())
+    })
 }
 
 fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
     let s = r.slices;
-    let write = |mem: &mut Memories, slice: u64, results: &[u32]| {
-        scatter(mem.get(s.site(r.dst.space, slice)), &r.dst.pattern, &word_bytes(results));
-    };
     if !r.across {
-        for slice in s.first..s.end {
-            let results = r.rows(&words(&read(mem, &r.src, &s, slice)?));
-            write(mem, slice, &results);
-        }
-        return Ok(());
+        return mem.per_slice(&s, |one| {
+            let results = r.rows(&words(&one.read(&r.src)?));
+            one.write(&r.dst, &word_bytes(&results));
+            Ok(())
+        });
     }
     let mut acc = words(&read(mem, &r.src, &s, s.first)?);
     for slice in s.first + 1..s.end {
         r.fold(&mut acc, &words(&read(mem, &r.src, &s, slice)?));
     }
+    let results = word_bytes(&acc);
     for slice in s.first..s.end {
-        write(mem, slice, &acc);
+        scatter(mem.get(s.site(r.dst.space, slice)), &r.dst.pattern, &results);
     }
     Ok(())
 }
 
-/// The matmul on every slice of its range, in parallel: each slice's accumulator is taken out of the memories
-/// while its data memory and TRF are read in place.
+/// The matmul on every slice of its range, in parallel.
 fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
-    let s = mm.slices;
-    let mut accs: Vec<(u64, Bytes)> = Vec::new();
-    for k in s.first..s.end {
-        for space in [Space::Dm, Space::Trf, Space::Acc] {
-            mem.get(s.site(space, k));
-        }
-        accs.push((k, mem.slices.remove(&s.site(Space::Acc, k)).expect("allocated")));
-    }
-    let shared = &mem.slices;
-    let results: Vec<Result<(), String>> = accs
-        .par_iter_mut()
-        .map(|(k, acc)| {
-            let dm = &shared[&s.site(Space::Dm, *k)];
-            let trf = &shared[&s.site(Space::Trf, *k)];
-            matmul_slice(mm, dm, trf, acc, *k, cfg)
-        })
-        .collect();
-    for (k, acc) in accs {
-        mem.slices.insert(s.site(Space::Acc, k), acc);
-    }
-    results.into_iter().collect()
+    mem.per_slice(&mm.slices, |one| {
+        let [dm, acc, trf, _] = &mut one.spaces;
+        matmul_slice(mm, dm, trf, acc, one.slice, cfg)
+    })
 }
 
 /// One slice's `C (+)= A · B`. `f32` operands in one run of bytes are used in place (no copy); others are gathered
@@ -165,10 +133,7 @@ fn matmul_slice(
         scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &a, &bt, c)));
         return Ok(());
     }
-    let bt: Cow<[f32]> = match mm.from {
-        ElemType::F32 => bytemuck::try_cast_slice(&bt).map_or_else(|_| Cow::Owned(widen(mm.from, &bt)), Cow::Borrowed),
-        _ => Cow::Owned(widen(mm.from, &bt)),
-    };
+    let bt = widen(mm.from, &bt);
     let a: Cow<[f32]> = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
         Some(at) => {
             let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, slice))?;
@@ -204,6 +169,7 @@ fn accumulator(mm: &Matmul, acc: &Bytes, slice: u64) -> Result<Vec<u32>, String>
 fn widen(t: ElemType, bytes: &[u8]) -> Vec<f32> {
     let half = |e: &[u8]| u16::from_le_bytes([e[0], e[1]]);
     match t {
+        ElemType::F32 => bytemuck::pod_collect_to_vec(bytes),
         ElemType::Bf16 => bytes.chunks_exact(2).map(|e| bf16::from_bits(half(e)).to_f32()).collect(),
         ElemType::F16 => bytes.chunks_exact(2).map(|e| f16::from_bits(half(e)).to_f32()).collect(),
         _ => bytes.chunks_exact(4).map(|e| f32::from_le_bytes([e[0], e[1], e[2], e[3]])).collect(),

@@ -5,8 +5,9 @@
 use super::memory::Bytes;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
-use crate::dialects::npu::ops::onchip::Space;
+use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::machine::NpuConfig;
+use rayon::prelude::*;
 use std::collections::HashMap;
 
 /// Every memory of the chip.
@@ -53,6 +54,65 @@ impl Memories {
                 (p.expect("allocated"), q.expect("allocated"))
             }
         }
+    }
+}
+
+/// One slice's memories of every space, taken out of [`Memories`] so that the slices of an instruction can run in
+/// parallel.
+pub struct SliceMemories {
+    /// The slice's number in its cluster.
+    pub slice: u64,
+    /// Its memories, in the order of [`Space::ALL`].
+    pub spaces: [Bytes; 4],
+}
+
+impl SliceMemories {
+    /// Its memory of `space`.
+    pub fn get(&mut self, space: Space) -> &mut Bytes {
+        &mut self.spaces[space.index()]
+    }
+
+    /// Operand `o`'s bytes, or an error naming the first byte nothing wrote.
+    pub fn read(&self, o: &Operand) -> Result<Vec<u8>, String> {
+        gather(&self.spaces[o.space.index()], &o.pattern).map_err(unwritten(o.space, self.slice))
+    }
+
+    /// Writes `data` at operand `o`'s bytes.
+    pub fn write(&mut self, o: &Operand, data: &[u8]) {
+        scatter(self.get(o.space), &o.pattern, data);
+    }
+}
+
+/// The error for a read of a byte nothing wrote, in `space` of `slice`.
+pub fn unwritten(space: Space, slice: u64) -> impl Fn(usize) -> String {
+    move |at| format!("reads byte {at} of {} slice {slice}, which nothing wrote", space.name())
+}
+
+impl Memories {
+    /// Runs `f` on each slice of `slices`, in parallel, each on its own memories (allocated if new); the error of
+    /// the first slice that fails.
+    pub fn per_slice(
+        &mut self,
+        slices: &Slices,
+        f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
+    ) -> Result<(), String> {
+        let mut taken: Vec<SliceMemories> = (slices.first..slices.end)
+            .map(|slice| {
+                let spaces = Space::ALL.map(|space| {
+                    let site = slices.site(space, slice);
+                    self.get(site);
+                    self.slices.remove(&site).expect("allocated")
+                });
+                SliceMemories { slice, spaces }
+            })
+            .collect();
+        let results: Vec<Result<(), String>> = taken.par_iter_mut().map(&f).collect();
+        for one in taken {
+            for (space, bytes) in Space::ALL.into_iter().zip(one.spaces) {
+                self.slices.insert(slices.site(space, one.slice), bytes);
+            }
+        }
+        results.into_iter().collect()
     }
 }
 
