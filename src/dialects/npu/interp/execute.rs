@@ -169,7 +169,6 @@ fn accumulator(mm: &Matmul, acc: &Bytes, slice: u64) -> Result<Vec<u32>, String>
 fn widen(t: ElemType, bytes: &[u8]) -> Vec<f32> {
     let half = |e: &[u8]| u16::from_le_bytes([e[0], e[1]]);
     match t {
-        ElemType::F32 => bytemuck::pod_collect_to_vec(bytes),
         ElemType::Bf16 => bytes.chunks_exact(2).map(|e| bf16::from_bits(half(e)).to_f32()).collect(),
         ElemType::F16 => bytes.chunks_exact(2).map(|e| f16::from_bits(half(e)).to_f32()).collect(),
         _ => bytes.chunks_exact(4).map(|e| f32::from_le_bytes([e[0], e[1], e[2], e[3]])).collect(),
