@@ -153,10 +153,16 @@ const COUNTS: &[(&str, Field)] = &[
 pub const MAX_DMA_ENGINES: u64 = 64;
 
 /// Most chips a machine may have (each brings its queues to the interpreter's schedule).
-pub const MAX_CHIPS: u64 = 1024;
+pub const MAX_CHIPS: u64 = 64;
 
 /// Most clusters per chip, and most slices per cluster (a slice's memories are numbered by chip, cluster and slice).
-pub const MAX_GEOMETRY: u64 = 1 << 20;
+pub const MAX_GEOMETRY: u64 = 1 << 12;
+
+/// Largest value of any integer parameter (sizes and cycles stay far from overflowing `i64` arithmetic).
+pub const MAX_PARAMETER: u64 = 1 << 48;
+
+/// Slowest clock, Hz (times in seconds and microseconds stay finite).
+pub const MIN_CLOCK_HZ: f64 = 1.0;
 
 impl NpuConfig {
     /// Sets the integer parameter `name` (a field's name, `slices_per_cluster` say); `profile` and `clock_hz` are
@@ -186,6 +192,24 @@ impl NpuConfig {
     /// setup cycles may be 0).
     pub fn validate(&self) -> Result<(), MachineError> {
         positive("NPU clock", self.clock_hz)?;
+        if self.clock_hz < MIN_CLOCK_HZ {
+            return Err(MachineError::BadNumber {
+                what: "NPU clock".into(),
+                value: self.clock_hz,
+                expected: ">= 1 Hz",
+            });
+        }
+        let mut copy = self.clone();
+        for (name, field) in COUNTS {
+            let value = *field(&mut copy);
+            if value > MAX_PARAMETER {
+                return Err(MachineError::TooLarge {
+                    what: format!("NPU {name}"),
+                    value,
+                    max: format!("MAX_PARAMETER ({MAX_PARAMETER})"),
+                });
+            }
+        }
         let at_least_one = [
             ("chips", self.chips),
             ("clusters", self.clusters),
@@ -275,7 +299,8 @@ impl NpuConfig {
     /// add [`NpuConfig::unaligned_read_cycles`] and [`NpuConfig::partial_write_cycles`] per packet on top.
     pub fn dma_cycles(&self, packets: u64, packet_bytes: u64, same_tier: bool) -> u64 {
         let f = if same_tier { 2 } else { 1 };
-        self.dma_startup_cycles + f * packets * packet_bytes.div_ceil(self.dma_unit_bytes.max(1))
+        let units = packets.saturating_mul(packet_bytes.div_ceil(self.dma_unit_bytes.max(1)));
+        self.dma_startup_cycles.saturating_add(units.saturating_mul(f))
     }
 
     /// Cycles of a chip-to-chip transfer of `bytes`: `latency + ceil(bytes / link bandwidth)` (`npu-machine` §10).
@@ -285,19 +310,22 @@ impl NpuConfig {
 
     /// Cycles of `npu.matmul` of `m × k` by `k × n`: `setup + m · ceil(k / k_per_cycle) · ceil(n / lanes)`.
     pub fn matmul_cycles(&self, m: u64, k: u64, n: u64, elem: ElemType) -> u64 {
-        self.compute_setup_cycles + m * k.div_ceil(self.matmul_k_per_cycle(elem)) * n.div_ceil(self.trf_lanes.max(1))
+        let passes = m
+            .saturating_mul(k.div_ceil(self.matmul_k_per_cycle(elem)))
+            .saturating_mul(n.div_ceil(self.trf_lanes.max(1)));
+        self.compute_setup_cycles.saturating_add(passes)
     }
 
     /// Cycles of an elementwise vector op over `n` elements per slice: `setup + ceil(n / rate)`, the rate being
     /// the transcendental one for `exp`, `tanh` and the like.
     pub fn vector_cycles(&self, n: u64, transcendental: bool) -> u64 {
         let rate = if transcendental { self.transcendental_elems_per_cycle } else { self.vector_elems_per_cycle };
-        self.compute_setup_cycles + n.div_ceil(rate.max(1))
+        self.compute_setup_cycles.saturating_add(n.div_ceil(rate.max(1)))
     }
 
     /// Cycles of a transfer through the NoC one flit per cycle (`load_trf`, `load_vrf`, `cast`, `memset`):
     /// `setup + ceil(bytes / flit)`.
     pub fn flit_cycles(&self, bytes: u64) -> u64 {
-        self.compute_setup_cycles + bytes.div_ceil(self.flit_bytes.max(1))
+        self.compute_setup_cycles.saturating_add(bytes.div_ceil(self.flit_bytes.max(1)))
     }
 }

@@ -83,6 +83,9 @@ impl Dma {
         if src.packet != dst.packet || src.loops.iter().map(|l| l.count).ne(dst.loops.iter().map(|l| l.count)) {
             return Err(format!("source and destination move different shapes: {src} vs {dst}"));
         }
+        if src.packet == 0 {
+            return Err("a packet of 0 bytes moves nothing".into());
+        }
         if src.packet as u64 > cfg.max_packet_bytes {
             return Err(format!("packet of {} B is over the {} B limit", src.packet, cfg.max_packet_bytes));
         }

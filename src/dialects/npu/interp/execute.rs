@@ -57,14 +57,14 @@ fn copy(dma: &Dma, mem: &mut Memories) -> Result<(), String> {
 fn fill(m: &Memset, mem: &mut Memories) -> Result<(), String> {
     let element = m.element();
     let data: Vec<u8> = element.iter().copied().cycle().take(m.dst.pattern.bytes().unwrap_or(0) as usize).collect();
-    mem.per_slice(&m.slices, |one| {
+    mem.per_slice(&m.slices, &[m.dst.space], |one| {
         one.write(&m.dst, &data);
         Ok(())
     })
 }
 
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
-    mem.per_slice(&s.slices, |one| {
+    mem.per_slice(&s.slices, &[s.src.space, s.dst.space], |one| {
         let data = s.apply(one.read(&s.src)?);
         one.write(&s.dst, &data);
         Ok(())
@@ -72,7 +72,8 @@ fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
 }
 
 fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
-    mem.per_slice(&v.slices, |one| {
+    let used: Vec<Space> = v.reads().iter().map(|o| o.space).chain([v.dst.space]).collect();
+    mem.per_slice(&v.slices, &used, |one| {
         let inputs: Vec<Vec<u32>> =
             v.reads().into_iter().map(|o| one.read(o).map(|b| words(&b))).collect::<Result<_, _>>()?;
         let results = word_bytes(&v.apply(&inputs)?);
@@ -84,7 +85,7 @@ fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
 fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
     let s = r.slices;
     if !r.across {
-        return mem.per_slice(&s, |one| {
+        return mem.per_slice(&s, &[r.src.space, r.dst.space], |one| {
             let results = r.rows(&words(&one.read(&r.src)?));
             one.write(&r.dst, &word_bytes(&results));
             Ok(())
@@ -103,8 +104,8 @@ fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
 
 /// The matmul on every slice of its range, in parallel.
 fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
-    mem.per_slice(&mm.slices, |one| {
-        let [dm, acc, trf, _] = &mut one.spaces;
+    mem.per_slice(&mm.slices, &[Space::Dm, Space::Acc, Space::Trf], |one| {
+        let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
         matmul_slice(mm, dm, trf, acc, one.slice, cfg)
     })
 }

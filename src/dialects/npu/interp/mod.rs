@@ -33,8 +33,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 pub const MAX_HBM_BYTES: u64 = 1 << 32;
 
 /// Most bytes the interpreter holds for the on-chip memories a kernel touches (each slice's DM, accumulator, TRF and
-/// VRF that some instruction names, at the machine's sizes); past it, an error before anything runs.
+/// VRF that some instruction names, at the machine's sizes, each counted as at least [`MIN_SITE_BYTES`]); past it,
+/// an error before anything runs.
 pub const MAX_ONCHIP_BYTES: u64 = 1 << 32;
+
+/// What one on-chip memory counts against [`MAX_ONCHIP_BYTES`] at the least: its bookkeeping (maps, footprints).
+pub const MIN_SITE_BYTES: u64 = 1 << 16;
+
+/// Most entries of the race detector's vector clocks: steps × queues used (past it, an error before anything runs).
+pub const MAX_CLOCK_ENTRIES: u64 = 1 << 26;
 
 /// Why a kernel could not run: a message, at an instruction when one is at fault, and the other instruction of a
 /// race.
@@ -91,7 +98,9 @@ pub fn run_kernel(ctx: &Context, kernel: OpId, inputs: &IndexMap<String, Array>)
     let mut mem = Memories::new(bind(ctx, kernel, &args, inputs)?, cfg);
     let (steps, actions, ops, semaphores) = decode_program(ctx, entry, cfg)?;
     let per_chip = cfg.dma_engines as usize + 2;
-    let timing = schedule(&steps, per_chip * cfg.chips as usize, semaphores).map_err(|e| schedule_error(e, &ops))?;
+    let timing = schedule_used(steps.clone(), per_chip * cfg.chips as usize, semaphores)
+        .map_err(|e| schedule_error(e, &ops))?
+        .map_err(|m| InterpError::at(Some(kernel), m))?;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&k| (timing.start[k], k));
     for k in order {
@@ -117,6 +126,37 @@ pub fn run_kernel(ctx: &Context, kernel: OpId, inputs: &IndexMap<String, Array>)
     });
     let moved = moved(&actions, ctx, &args);
     Ok(Run { buffers, schedule: timing, queues: names, steps: labels.collect(), machine: cfg.clone(), moved })
+}
+
+/// The schedule of `steps` over the queues they use only (the vector clocks are as long as that), its busy cycles
+/// given back per queue of the machine's `queues`.
+fn schedule_used(
+    mut steps: Vec<Step>,
+    queues: usize,
+    semaphores: usize,
+) -> Result<Result<Schedule, String>, ScheduleError> {
+    let mut used: Vec<usize> = steps.iter().filter(|s| !s.barrier).map(|s| s.queue).collect();
+    used.sort_unstable();
+    used.dedup();
+    let entries = (steps.len() as u64).saturating_mul(used.len().max(1) as u64);
+    if entries > MAX_CLOCK_ENTRIES {
+        let m = format!(
+            "{} instructions on {} queues need {entries} vector-clock entries, more than MAX_CLOCK_ENTRIES ({MAX_CLOCK_ENTRIES})",
+            steps.len(),
+            used.len()
+        );
+        return Ok(Err(m));
+    }
+    for s in steps.iter_mut().filter(|s| !s.barrier) {
+        s.queue = used.binary_search(&s.queue).expect("a used queue");
+    }
+    let mut timing = schedule(&steps, used.len(), semaphores)?;
+    let mut busy = vec![0; queues];
+    for (dense, &q) in used.iter().enumerate() {
+        busy[q] = timing.busy[dense];
+    }
+    timing.busy = busy;
+    Ok(Ok(timing))
 }
 
 /// The bytes each pair of memory tiers and each link carried.
@@ -203,6 +243,9 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
             continue;
         }
         let instruction = Instruction::decode(ctx, op, cfg).map_err(err)?;
+        if let Some(i) = &instruction {
+            i.check(cfg).map_err(err)?; // The verifier did too; the library may be handed unverified IR.
+        }
         let step = match &instruction {
             None if name == "npu.barrier" => Step { barrier: true, ..Step::default() },
             None => return Err(err(format!("the interpreter cannot run '{name}'"))),
@@ -218,7 +261,7 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 step.cycles = i.cycles(cfg);
                 for access in i.accesses(cfg) {
                     if let (Site::Slice(space, ..), true) = (access.site, touched.insert(access.site)) {
-                        onchip_bytes = onchip_bytes.saturating_add(space.capacity(cfg));
+                        onchip_bytes = onchip_bytes.saturating_add(space.capacity(cfg).max(MIN_SITE_BYTES));
                     }
                 }
                 if onchip_bytes > MAX_ONCHIP_BYTES {

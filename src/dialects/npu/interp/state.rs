@@ -57,24 +57,24 @@ impl Memories {
     }
 }
 
-/// One slice's memories of every space, taken out of [`Memories`] so that the slices of an instruction can run in
-/// parallel.
+/// One slice's memories, taken out of [`Memories`] so that the slices of an instruction can run in parallel.
 pub struct SliceMemories {
     /// The slice's number in its cluster.
     pub slice: u64,
-    /// Its memories, in the order of [`Space::ALL`].
-    pub spaces: [Bytes; 4],
+    /// Its memories of the spaces the instruction names, in the order of [`Space::ALL`] (`None` for the others).
+    pub spaces: [Option<Bytes>; 4],
 }
 
 impl SliceMemories {
-    /// Its memory of `space`.
+    /// Its memory of `space` (one the instruction names).
     pub fn get(&mut self, space: Space) -> &mut Bytes {
-        &mut self.spaces[space.index()]
+        self.spaces[space.index()].as_mut().expect("a space the instruction names")
     }
 
     /// Operand `o`'s bytes, or an error naming the first byte nothing wrote.
     pub fn read(&self, o: &Operand) -> Result<Vec<u8>, String> {
-        gather(&self.spaces[o.space.index()], &o.pattern).map_err(unwritten(o.space, self.slice))
+        let bytes = self.spaces[o.space.index()].as_ref().expect("a space the instruction names");
+        gather(bytes, &o.pattern).map_err(unwritten(o.space, self.slice))
     }
 
     /// Writes `data` at operand `o`'s bytes.
@@ -89,19 +89,22 @@ pub fn unwritten(space: Space, slice: u64) -> impl Fn(usize) -> String {
 }
 
 impl Memories {
-    /// Runs `f` on each slice of `slices`, in parallel, each on its own memories (allocated if new); the error of
-    /// the first slice that fails.
+    /// Runs `f` on each slice of `slices`, in parallel, each on its own memories of the spaces `used` (allocated if
+    /// new); the error of the first slice that fails.
     pub fn per_slice(
         &mut self,
         slices: &Slices,
+        used: &[Space],
         f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
     ) -> Result<(), String> {
         let mut taken: Vec<SliceMemories> = (slices.first..slices.end)
             .map(|slice| {
                 let spaces = Space::ALL.map(|space| {
                     let site = slices.site(space, slice);
-                    self.get(site);
-                    self.slices.remove(&site).expect("allocated")
+                    used.contains(&space).then(|| {
+                        self.get(site);
+                        self.slices.remove(&site).expect("allocated")
+                    })
                 });
                 SliceMemories { slice, spaces }
             })
@@ -109,7 +112,9 @@ impl Memories {
         let results: Vec<Result<(), String>> = taken.par_iter_mut().map(&f).collect();
         for one in taken {
             for (space, bytes) in Space::ALL.into_iter().zip(one.spaces) {
-                self.slices.insert(slices.site(space, one.slice), bytes);
+                if let Some(bytes) = bytes {
+                    self.slices.insert(slices.site(space, one.slice), bytes);
+                }
             }
         }
         results.into_iter().collect()

@@ -22,15 +22,6 @@ pub fn queue_index(name: &str, dma_engines: u64) -> Option<usize> {
     }
 }
 
-/// Checks that `op` runs on a compute queue (`main` or `sub`).
-pub fn compute_queue(ctx: &Context, op: OpId, cfg: &crate::machine::NpuConfig) -> Result<(), String> {
-    let queue = str_prop(ctx, op, "queue").unwrap_or_default();
-    match queue_index(queue, cfg.dma_engines) {
-        Some(q) if q >= cfg.dma_engines as usize => Ok(()),
-        _ => Err(format!("runs on the main or sub queue, not '{queue}'")),
-    }
-}
-
 /// Parses `queue(name)` into the `queue` property.
 pub fn parse_queue<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
     p.expect_keyword("queue")?;
@@ -192,6 +183,15 @@ pub fn int_prop(ctx: &Context, op: OpId, name: &str) -> Option<i64> {
 /// The element type in property `name` of `op` (`dtype`, `out_dtype`).
 pub fn elem_prop(ctx: &Context, op: OpId, name: &str) -> Result<ElemType, String> {
     elem_type(str_prop(ctx, op, name).ok_or(format!("needs '{name}'"))?).map_err(|e| e.message)
+}
+
+/// Whether the unit property `name` (`relu`, `accumulate`) is there; any other value is an error.
+pub fn unit_flag(ctx: &Context, op: OpId, name: &str) -> Result<bool, String> {
+    match ctx.op_attr(op, name).map(|a| ctx.attr_data(a)) {
+        None => Ok(false),
+        Some(Attr::Unit) => Ok(true),
+        Some(_) => Err(format!("'{name}' is a unit attribute: present or absent, with no value")),
+    }
 }
 
 /// The string property `name` of `op`.

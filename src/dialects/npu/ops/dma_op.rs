@@ -16,13 +16,12 @@
 use super::clauses::{
     int, int_list, int_prop, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail,
 };
-use super::clauses::{loops_prop, parse_tuples, queue_index, str_prop, sync_of};
+use super::clauses::{loops_prop, parse_tuples, str_prop, sync_of};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::types::{as_buf, elem_name, elem_type, BufType};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
-use crate::ir::verify::op_error;
 use crate::ir::{Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, ValueDef, ValueId};
 use crate::machine::NpuConfig;
 use std::fmt;
@@ -31,7 +30,7 @@ use std::fmt;
 pub const DMA: OpInfo = OpInfo {
     operands: crate::ir::Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse, print },
     ..OpInfo::new("npu.dma", "copies packets between HBM buffers and slices' data memory")
 };
@@ -124,18 +123,6 @@ fn buffer(ctx: &Context, v: ValueId) -> Result<(u32, BufType), String> {
 /// `loops` as `[count, src_stride, dst_stride]` triples, counts fitting a u32.
 fn loops_of(ctx: &Context, op: OpId) -> Result<Vec<[i64; 3]>, String> {
     Ok(loops_prop(ctx, op, "loops", 3)?.into_iter().map(|l| [l[0], l[1], l[2]]).collect())
-}
-
-fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    let cfg = crate::dialects::npu::machine_attr::machine_of(ctx, op).unwrap_or_default();
-    let err = |m: String| op_error(ctx, op, m);
-    let (dma, _) = decode(ctx, op, &cfg).map_err(err)?;
-    let queue = str_prop(ctx, op, "queue").unwrap_or_default();
-    // The DMA queues come first among the machine's queues.
-    if queue_index(queue, cfg.dma_engines).is_none_or(|q| q >= cfg.dma_engines as usize) {
-        return Err(err(format!("runs on a DMA queue, dma0 ... dma{}, not '{queue}'", cfg.dma_engines - 1)));
-    }
-    dma.check(&cfg).map_err(err)
 }
 
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {

@@ -2,6 +2,7 @@
 //! what it costs, and which bytes of which memory it reads and writes (the accesses the dialect's memory-effects
 //! implementation reports and the race detector reads).
 
+use super::clauses::{queue_index, str_prop, sync_of};
 use super::dma_op;
 use super::matmul::{self, Matmul};
 use super::memset::{self, Memset};
@@ -11,8 +12,44 @@ use super::stream::{self, Stream};
 use super::vector::{self, Vector};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory};
-use crate::ir::{Context, OpId};
+use crate::dialects::npu::machine_attr::machine_of;
+use crate::ir::verify::op_error;
+use crate::ir::{Context, Diagnostic, OpId};
 use crate::machine::NpuConfig;
+
+/// Most packets one instruction may touch, over all its operands and slices: the interpreter walks them one by
+/// one, so this bounds its work per instruction (past it, a verifier error).
+pub const MAX_INSTRUCTION_PACKETS: u64 = 1 << 24;
+
+/// Most bytes one instruction may touch, over all its operands and slices (past it, a verifier error).
+pub const MAX_INSTRUCTION_BYTES: u64 = 1 << 32;
+
+/// The verifier of every instruction that moves or computes data: it decodes the instruction, checks its queue and
+/// the machine's rules for it on the program's machine (`npu.machine`; the kernel reports a malformed one), and
+/// the interpreter's limits on the work of one instruction.
+pub fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    let cfg = machine_of(ctx, op).unwrap_or_default();
+    let err = |m: String| op_error(ctx, op, m);
+    let name = ctx.op_name(op);
+    if ctx.op_attr(op, "out_dtype").is_some() && !matches!(name, "npu.cast" | "npu.matmul") {
+        return Err(err("only npu.cast and npu.matmul take a result type ('-> T')".into()));
+    }
+    let instruction = Instruction::decode(ctx, op, &cfg).map_err(err)?.expect("an instruction that touches memory");
+    if !matches!(instruction, Instruction::Dma(_)) {
+        sync_of(ctx, op, 0).map_err(err)?;
+    }
+    let queue = str_prop(ctx, op, "queue").unwrap_or_default();
+    let engines = cfg.dma_engines as usize;
+    match (&instruction, queue_index(queue, cfg.dma_engines)) {
+        (Instruction::Dma(_), Some(q)) if q < engines => {}
+        (Instruction::Dma(_), _) => {
+            return Err(err(format!("runs on a DMA queue, dma0 ... dma{}, not '{queue}'", engines - 1)))
+        }
+        (_, Some(q)) if q >= engines => {}
+        _ => return Err(err(format!("runs on the main or sub queue, not '{queue}'"))),
+    }
+    instruction.check(&cfg).map_err(err)
+}
 
 /// A decoded instruction.
 #[derive(Clone, Debug)]
@@ -115,6 +152,30 @@ impl Instruction {
             Instruction::Vector(v) => v.slices.chip,
             Instruction::Reduce(r) => r.slices.chip,
         }
+    }
+
+    /// The machine's rules for it, then the interpreter's limits on its work.
+    pub fn check(&self, cfg: &NpuConfig) -> Result<(), String> {
+        match self {
+            Instruction::Dma(d) => d.check(cfg)?,
+            Instruction::Memset(m) => memset::check(m, cfg)?,
+            Instruction::Stream(s) => stream::check(s, cfg)?,
+            Instruction::Matmul(m) => matmul::check(m, cfg)?,
+            Instruction::Vector(v) => vector::check(v, v.rhs.is_some(), cfg)?,
+            Instruction::Reduce(r) => reduce::check(r, cfg)?,
+        }
+        let (mut packets, mut bytes) = (0u64, 0u64);
+        for a in self.accesses(cfg) {
+            packets = packets.saturating_add(a.pattern.packets().unwrap_or(u64::MAX));
+            bytes = bytes.saturating_add(a.pattern.bytes().unwrap_or(u64::MAX));
+        }
+        if packets > MAX_INSTRUCTION_PACKETS || bytes > MAX_INSTRUCTION_BYTES {
+            return Err(format!(
+                "touches {bytes} B in {packets} packets over its operands and slices, past the interpreter's \
+                 MAX_INSTRUCTION_BYTES ({MAX_INSTRUCTION_BYTES}) or MAX_INSTRUCTION_PACKETS ({MAX_INSTRUCTION_PACKETS})"
+            ));
+        }
+        Ok(())
     }
 
     /// Its cost in cycles.

@@ -14,7 +14,7 @@
 //! Properties: `queue`, the slices, `m`, `k`, `n`, the `a` and `c` operands (`onchip`), `b_base`, `accumulate`
 //! (unit), `dtype`, `out_dtype`, `waits`, `signals`; operands: the semaphores.
 
-use super::clauses::{elem_prop, int, int_prop, ints, parse_tail, print_tail};
+use super::clauses::{elem_prop, int, int_prop, ints, parse_tail, print_tail, unit_flag};
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, Delim, ParsedOp};
@@ -27,7 +27,7 @@ use std::fmt;
 pub const MATMUL: OpInfo = OpInfo {
     operands: Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse, print },
     ..OpInfo::new("npu.matmul", "multiplies DM rows by the stationary TRF operand into the accumulator")
 };
@@ -91,7 +91,7 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<Matmul, String> {
     let b_base = int_prop(ctx, op, "b_base")
         .and_then(|v| u64::try_from(v).ok())
         .ok_or("'b_base' must be a non-negative integer")?;
-    let accumulate = ctx.op_attr(op, "accumulate").is_some();
+    let accumulate = unit_flag(ctx, op, "accumulate")?;
     let (from, to) = (elem_prop(ctx, op, "dtype")?, elem_prop(ctx, op, "out_dtype")?);
     Ok(Matmul { slices, m, k, n, a, b_base, c, accumulate, from, to })
 }
@@ -136,10 +136,6 @@ pub fn check(mm: &Matmul, cfg: &NpuConfig) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, cfg))
 }
 
 /// `queue(...) [waits(...)] on(...) m M k K n N a(...) b(trf, base B) c(...) [accumulate] : T -> U [signals(...)]`.

@@ -22,7 +22,7 @@ use std::fmt;
 pub const MEMSET: OpInfo = OpInfo {
     operands: Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse, print },
     ..OpInfo::new("npu.memset", "fills on-chip memory of a range of slices with one value")
 };
@@ -81,10 +81,6 @@ pub fn check(m: &Memset, cfg: &NpuConfig) -> Result<(), String> {
         return Err(format!("cannot fill {} with {} elements", m.dst.space.name(), elem_name(m.dtype)));
     }
     onchip::check_operand("dst", &m.dst, m.dtype.bytes(), true, cfg)
-}
-
-fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, cfg))
 }
 
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {

@@ -7,15 +7,13 @@
 //! (`"dm"` or `"acc"`), `name_base`, `name_loops` (`[[count, stride], ...]`) and `name_packet`.
 
 use super::clauses::{
-    compute_queue, int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue,
-    print_syncs, str_prop, sync_of,
+    int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue, print_syncs,
+    str_prop,
 };
 use super::instruction::Site;
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
-use crate::dialects::npu::machine_attr::machine_of;
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
-use crate::ir::verify::op_error;
 use crate::ir::{Context, Diagnostic, OpId};
 use crate::machine::NpuConfig;
 use std::fmt;
@@ -113,20 +111,6 @@ pub fn print_head(p: &mut OpPrinter<'_, '_>, op: OpId, slices: &Slices) -> fmt::
     Ok(())
 }
 
-/// Verifies a compute instruction against its machine (`npu.machine`; the kernel reports a malformed one): its
-/// semaphores (it has no buffer operands), its queue (`main` or `sub`), then `check`.
-pub fn verify_compute(
-    ctx: &Context,
-    op: OpId,
-    check: impl FnOnce(&NpuConfig) -> Result<(), String>,
-) -> Result<(), Diagnostic> {
-    let cfg = machine_of(ctx, op).unwrap_or_default();
-    let err = |m: String| op_error(ctx, op, m);
-    sync_of(ctx, op, 0).map_err(err)?;
-    compute_queue(ctx, op, &cfg).map_err(err)?;
-    check(&cfg).map_err(err)
-}
-
 /// Parses `on(cluster, first:end)` (or `on(cluster, slice)`), or `on(chip, cluster, first:end)` off chip 0.
 pub fn parse_slices<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
     p.expect_keyword("on")?;
@@ -139,7 +123,7 @@ pub fn parse_slices<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> 
         numbers.push(int(&mut at)?);
     }
     let first = numbers.pop().expect("two or three numbers");
-    let end = if at.eat_punct(":") { int(&mut at)? } else { first + 1 };
+    let end = if at.eat_punct(":") { int(&mut at)? } else { first.saturating_add(1) };
     at.expect_end()?;
     let (chip, cluster) = match numbers[..] {
         [chip, cluster] => (chip, cluster),
@@ -260,6 +244,9 @@ pub fn check_space(name: &str, o: &Operand, allowed: &[Space]) -> Result<(), Str
 /// and (in DM) 8-byte aligned.
 pub fn check_operand(name: &str, o: &Operand, elem_bytes: u64, write: bool, cfg: &NpuConfig) -> Result<(), String> {
     let p = &o.pattern;
+    if p.packet == 0 || p.bytes().is_none() {
+        return Err(format!("{name}: a pattern moves packets of at least 1 byte, and at most 2^64 bytes in all"));
+    }
     if !(p.packet as u64).is_multiple_of(elem_bytes) {
         return Err(format!("{name}: a packet of {} B is not a whole number of {elem_bytes}-byte elements", p.packet));
     }

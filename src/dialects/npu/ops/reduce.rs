@@ -25,7 +25,7 @@ use std::fmt;
 pub const WITHIN: OpInfo = OpInfo {
     operands: Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse, print },
     ..OpInfo::new("npu.vec.reduce", "reduces rows of on-chip elements within each slice")
 };
@@ -34,7 +34,7 @@ pub const WITHIN: OpInfo = OpInfo {
 pub const ACROSS: OpInfo = OpInfo {
     operands: Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse, print },
     ..OpInfo::new("npu.reduce.slices", "reduces on-chip elements across the slices of a range (all-reduce)")
 };
@@ -147,16 +147,15 @@ pub fn check(r: &Reduce, cfg: &NpuConfig) -> Result<(), String> {
     onchip::check_operand("src", &r.src, 4, false, cfg)?;
     onchip::check_operand("dst", &r.dst, 4, true, cfg)?;
     let (n, m) = (Reduce::count(&r.src), Reduce::count(&r.dst));
+    if n == 0 {
+        return Err("src has no elements to reduce".into());
+    }
     let fits = if r.across { n == m } else { m > 0 && n.is_multiple_of(m) };
     if !fits {
         let want = if r.across { "as many" } else { "a whole multiple of the" };
         return Err(format!("src has {n} elements, not {want} elements dst has ({m})"));
     }
     Ok(())
-}
-
-fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, cfg))
 }
 
 /// `kind queue(...) [waits(...)] on(...) src(...) dst(...) : T [signals(...)]`.

@@ -17,7 +17,7 @@
 //! Properties: `queue`, the slices and the `src`/`dst` operands (`onchip`), `dtype` (and `out_dtype` for a cast),
 //! `relu`, `scale`, `shift`, `tile`, `waits`, `signals`; operands: the semaphores.
 
-use super::clauses::{elem_prop, int, int_list, int_prop, ints, parse_tail, print_tail};
+use super::clauses::{elem_prop, int, int_list, int_prop, ints, parse_tail, print_tail, unit_flag};
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, Delim, ParsedOp};
@@ -31,7 +31,7 @@ const fn info(name: &'static str, summary: &'static str) -> OpInfo {
     OpInfo {
         operands: Arity::Any,
         traits: &[OpTrait::HasParent(&["npu.kernel"])],
-        verify: Some(verify),
+        verify: Some(super::instruction::verify),
         syntax: Syntax::Custom { parse, print },
         ..OpInfo::new(name, summary)
     }
@@ -150,7 +150,7 @@ impl Stream {
                 }
                 _ => {
                     let x = float(from, e);
-                    let x = if self.relu && x < 0.0 { 0.0 } else { x };
+                    let x = if self.relu { x.max(0.0) } else { x };
                     match to {
                         ElemType::Bf16 => out.extend_from_slice(&bf16::from_f32(x).to_bits().to_le_bytes()),
                         ElemType::F16 => out.extend_from_slice(&f16::from_f32(x).to_bits().to_le_bytes()),
@@ -209,18 +209,28 @@ pub fn decode(ctx: &Context, op: OpId) -> Result<Stream, String> {
     let dst = onchip::operand_of(ctx, op, "dst")?;
     let from = elem_prop(ctx, op, "dtype")?;
     let to = if kind == Kind::Cast { elem_prop(ctx, op, "out_dtype")? } else { from };
-    let relu = ctx.op_attr(op, "relu").is_some();
-    let scale = int_prop(ctx, op, "scale").unwrap_or(1);
-    let shift = int_prop(ctx, op, "shift").unwrap_or(0);
+    let relu = unit_flag(ctx, op, "relu")?;
+    let int_or = |name: &str, default: i64| match ctx.op_attr(op, name) {
+        None => Ok(default),
+        Some(_) => int_prop(ctx, op, name).ok_or(format!("'{name}' must be an integer")),
+    };
+    let (scale, shift) = (int_or("scale", 1)?, int_or("shift", 0)?);
     let requant = match (i32::try_from(scale), u32::try_from(shift)) {
         (Ok(scale), Ok(shift)) if shift < 32 => Requant { scale, shift },
         _ => return Err(format!("scale {scale} must fit an i32 and shift {shift} be 0 to 31")),
     };
-    let tile = match ints(ctx, op, "tile").as_deref() {
-        None => (1, 1),
-        Some(&[r, c]) if r > 0 && c > 0 => (r as u64, c as u64),
-        Some(_) => return Err("'tile' must be [rows, columns], both positive".into()),
+    let tile = match (ctx.op_attr(op, "tile"), ints(ctx, op, "tile").as_deref()) {
+        (None, _) => (1, 1),
+        (_, Some(&[r, c])) if r > 0 && c > 0 => (r as u64, c as u64),
+        _ => return Err("'tile' must be [rows, columns], both positive".into()),
     };
+    let requantizes = ctx.op_attr(op, "scale").is_some() || ctx.op_attr(op, "shift").is_some();
+    if kind != Kind::Cast && (relu || requantizes) {
+        return Err("only npu.cast takes relu, scale and shift".into());
+    }
+    if kind != Kind::Transpose && ctx.op_attr(op, "tile").is_some() {
+        return Err("only npu.transpose takes a tile".into());
+    }
     Ok(Stream { kind, slices, src, dst, from, to, relu, requant, tile })
 }
 
@@ -248,7 +258,7 @@ pub fn check(s: &Stream, cfg: &NpuConfig) -> Result<(), String> {
                 cfg.flit_bytes
             ));
         }
-        if !n.is_multiple_of(r * c) {
+        if !n.is_multiple_of(r.saturating_mul(c)) {
             return Err(format!("{n} elements are not a whole number of {r} x {c} tiles"));
         }
     }
@@ -278,10 +288,6 @@ fn check_types(s: &Stream) -> Result<(), String> {
         return Err("scale and shift rescale i32 to i8 only".into());
     }
     Ok(())
-}
-
-fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, cfg))
 }
 
 /// `queue(...) [waits(...)] on(...) src(...) dst(...) <options> : T [-> U] [signals(...)]`.

@@ -25,7 +25,7 @@ use std::fmt;
 pub const UNARY: OpInfo = OpInfo {
     operands: Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse: parse_unary, print },
     ..OpInfo::new("npu.vec.unary", "an elementwise function of one on-chip operand, on a range of slices")
 };
@@ -34,7 +34,7 @@ pub const UNARY: OpInfo = OpInfo {
 pub const BINARY: OpInfo = OpInfo {
     operands: Arity::Any,
     traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(verify),
+    verify: Some(super::instruction::verify),
     syntax: Syntax::Custom { parse: parse_binary, print },
     ..OpInfo::new("npu.vec.binary", "an elementwise function of two on-chip operands (or one and a scalar)")
 };
@@ -213,10 +213,6 @@ pub fn check(v: &Vector, binary: bool, cfg: &NpuConfig) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-fn verify(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
-    onchip::verify_compute(ctx, op, |cfg| check(&decode(ctx, op)?, ctx.op_name(op) == "npu.vec.binary", cfg))
 }
 
 fn parse_unary<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
