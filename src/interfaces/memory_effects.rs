@@ -96,8 +96,12 @@ impl Extent {
     fn meets(&self, at: i128, len: i128) -> bool {
         // Run i spans [low + i·stride, low + i·stride + self.len): it meets when it starts before at + len and
         // ends after at.
-        let first = (at - self.len - self.low).div_euclid(self.stride) + 1;
-        let last = (at + len - 1 - self.low).div_euclid(self.stride);
+        let (from, to) = (at - self.len - self.low, at + len - 1 - self.low);
+        let (first, last) = match (i64::try_from(from), i64::try_from(to), i64::try_from(self.stride)) {
+            // The same in 64 bits when it fits (128-bit division is slow, and this runs per run walked).
+            (Ok(f), Ok(t), Ok(s)) => (f.div_euclid(s) as i128 + 1, t.div_euclid(s) as i128),
+            _ => (from.div_euclid(self.stride) + 1, to.div_euclid(self.stride)),
+        };
         first.max(0) <= last.min(self.count as i128 - 1)
     }
 

@@ -63,8 +63,18 @@ fn fill(m: &Memset, mem: &mut Memories) -> Result<(), String> {
     })
 }
 
+/// A stream on each slice; a plain copy from one run of bytes into another space goes straight across.
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
+    let direct = s.is_copy() && s.src.space != s.dst.space && contiguous_start(&s.src.pattern).is_some();
     mem.per_slice(&s.slices, &[s.src.space, s.dst.space], |one| {
+        if direct {
+            let at = contiguous_start(&s.src.pattern).expect("one run");
+            let len = s.src.pattern.bytes().unwrap_or(0) as usize;
+            let [src, dst] = one.spaces.get_disjoint_mut([s.src.space.index(), s.dst.space.index()]).expect("apart");
+            let (src, dst) = (src.as_ref().expect("named"), dst.as_mut().expect("named"));
+            scatter(dst, &s.dst.pattern, src.read(at, len).map_err(unwritten(s.src.space, one.slice))?);
+            return Ok(());
+        }
         let data = s.apply(one.read(&s.src)?);
         one.write(&s.dst, &data);
         Ok(())
@@ -123,18 +133,32 @@ fn matmul_slice(
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
     let size = mm.from.bytes() as usize;
     // Bᵀ row-major [n][k]: its rows are B's columns, each contiguous in its lane.
-    let mut bt = Vec::with_capacity(k * n * size);
+    let column = |j: usize| trf.read(mm.b_offset(0, j as u64, cfg) as usize, k * size);
+    if mm.from != ElemType::I8 {
+        let mut bt: Vec<f32> = Vec::with_capacity(k * n);
+        for j in 0..n {
+            let raw = column(j).map_err(unwritten(Space::Trf, slice))?;
+            match (mm.from, bytemuck::try_cast_slice::<u8, f32>(raw)) {
+                (ElemType::F32, Ok(floats)) => bt.extend_from_slice(floats),
+                (t, _) => bt.extend(widen(t, raw)),
+            }
+        }
+        return float_matmul(mm, dm, &bt, acc, slice);
+    }
+    let mut bt = Vec::with_capacity(k * n);
     for j in 0..n {
-        let at = mm.b_offset(0, j as u64, cfg) as usize;
-        bt.extend_from_slice(trf.read(at, k * size).map_err(unwritten(Space::Trf, slice))?);
+        bt.extend_from_slice(column(j).map_err(unwritten(Space::Trf, slice))?);
     }
-    if mm.from == ElemType::I8 {
-        let a = gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?;
-        let c = accumulator(mm, acc, slice)?;
-        scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &a, &bt, c)));
-        return Ok(());
-    }
-    let bt = widen(mm.from, &bt);
+    let a = gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?;
+    let c = accumulator(mm, acc, slice)?;
+    scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &a, &bt, c)));
+    Ok(())
+}
+
+/// One slice's float `C (+)= A · B`, `B` given as `Bᵀ` widened to `f32`. `f32` operands in one run of bytes are
+/// used in place.
+fn float_matmul(mm: &Matmul, dm: &Bytes, bt: &[f32], acc: &mut Bytes, slice: u64) -> Result<(), String> {
+    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
     let a: Cow<[f32]> = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
         Some(at) => {
             let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, slice))?;
@@ -147,12 +171,12 @@ fn matmul_slice(
             acc.read(at, m * n * 4).map_err(unwritten(Space::Acc, slice))?;
         }
         if let Ok(c) = bytemuck::try_cast_slice_mut::<u8, f32>(acc.write_in_place(at, m * n * 4)) {
-            f32::gemm_bt(m, k, n, &a, &bt, c, mm.accumulate);
+            f32::gemm_bt(m, k, n, &a, bt, c, mm.accumulate);
             return Ok(());
         }
     }
     let mut c: Vec<f32> = accumulator(mm, acc, slice)?.into_iter().map(f32::from_bits).collect();
-    f32::gemm_bt(m, k, n, &a, &bt, &mut c, mm.accumulate);
+    f32::gemm_bt(m, k, n, &a, bt, &mut c, mm.accumulate);
     scatter(acc, &mm.c.pattern, &word_bytes(&c.into_iter().map(f32::to_bits).collect::<Vec<_>>()));
     Ok(())
 }

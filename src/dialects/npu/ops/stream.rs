@@ -119,13 +119,18 @@ impl Stream {
         cfg.flit_cycles(self.dst.pattern.bytes().unwrap_or(u64::MAX))
     }
 
+    /// Whether it copies bytes unchanged (a load, or a move without relu).
+    pub fn is_copy(&self) -> bool {
+        matches!(self.kind, Kind::LoadTrf | Kind::LoadVrf)
+            || (self.kind == Kind::Cast && self.from == self.to && !self.relu)
+    }
+
     /// The destination's bytes for the source's bytes `src` (of one slice); loads and moves give `src` back.
     pub fn apply(&self, src: Vec<u8>) -> Vec<u8> {
         match self.kind {
-            Kind::LoadTrf | Kind::LoadVrf => src,
+            _ if self.is_copy() => src,
             Kind::Transpose => transpose(&src, self.tile, self.from.bytes() as usize),
-            Kind::Cast if self.from == self.to && !self.relu => src,
-            Kind::Cast => self.convert(&src),
+            _ => self.convert(&src),
         }
     }
 
