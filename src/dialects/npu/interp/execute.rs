@@ -15,7 +15,81 @@ use crate::dialects::npu::ops::stream::Stream;
 use crate::dialects::npu::ops::vector::Vector;
 use crate::machine::{ElemType, NpuConfig};
 use half::{bf16, f16};
+use rayon::prelude::*;
 use std::borrow::Cow;
+use std::collections::HashSet;
+
+/// Carries out the instructions in `order` (indices into `actions`), the order they started in; the index of the
+/// one that fails and why. Consecutive DMAs that touch different memories (none writes what another reads or
+/// writes) run at once, on rayon's threads.
+pub fn run_in_order(
+    order: &[usize],
+    actions: &[Option<Instruction>],
+    mem: &mut Memories,
+    cfg: &NpuConfig,
+) -> Result<(), (usize, String)> {
+    let mut i = 0;
+    while i < order.len() {
+        let k = order[i];
+        match &actions[k] {
+            Some(Instruction::Dma(_)) => {
+                let group = dma_group(&order[i..], actions);
+                copy_apart(&group, mem).map_err(|(j, m)| (order[i + j], m))?;
+                i += group.len();
+            }
+            Some(instruction) => {
+                execute(instruction, mem, cfg).map_err(|m| (k, m))?;
+                i += 1;
+            }
+            None => i += 1,
+        }
+    }
+    Ok(())
+}
+
+/// The DMAs from the start of `order` that may run at once: each writes a memory no other of them reads or writes;
+/// a DMA within one memory goes alone.
+fn dma_group<'a>(order: &[usize], actions: &'a [Option<Instruction>]) -> Vec<&'a Dma> {
+    let (mut reads, mut writes) = (HashSet::new(), HashSet::new());
+    let mut group = Vec::new();
+    for &k in order {
+        let Some(Instruction::Dma(d)) = &actions[k] else { break };
+        let (s, t) = (Site::of(&d.src.memory), Site::of(&d.dst.memory));
+        let alone = s == t;
+        if !group.is_empty() && (alone || writes.contains(&t) || reads.contains(&t) || writes.contains(&s)) {
+            break;
+        }
+        group.push(d);
+        if alone {
+            break;
+        }
+        reads.insert(s);
+        writes.insert(t);
+    }
+    group
+}
+
+/// Carries out DMAs that [`dma_group`] found apart, in parallel; the position of the first that fails and why.
+fn copy_apart(dmas: &[&Dma], mem: &mut Memories) -> Result<(), (usize, String)> {
+    if let [one] = dmas {
+        return copy(one, mem).map_err(|m| (0, m));
+    }
+    for d in dmas {
+        mem.get(Site::of(&d.src.memory));
+        mem.get(Site::of(&d.dst.memory));
+    }
+    let mut taken: Vec<Bytes> = dmas.iter().map(|d| mem.take(Site::of(&d.dst.memory))).collect();
+    let shared = &*mem;
+    let results: Vec<Result<(), String>> = dmas
+        .par_iter()
+        .zip(taken.par_iter_mut())
+        .map(|(d, to)| copy_packets(d, shared.peek(Site::of(&d.src.memory)), to))
+        .collect();
+    for (d, bytes) in dmas.iter().zip(taken) {
+        mem.put(Site::of(&d.dst.memory), bytes);
+    }
+    results.into_iter().enumerate().find_map(|(i, r)| r.err().map(|m| (i, m))).map_or(Ok(()), Err)
+}
 
 /// Carries out `instruction` (verified, so every pattern is inside its memory).
 pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
@@ -38,16 +112,23 @@ fn read(mem: &mut Memories, o: &Operand, slices: &Slices, slice: u64) -> Result<
 fn copy(dma: &Dma, mem: &mut Memories) -> Result<(), String> {
     let (src, dst) = (Site::of(&dma.src.memory), Site::of(&dma.dst.memory));
     let (sp, dp) = (&dma.src.pattern, &dma.dst.pattern);
-    let unwritten = |at: usize| format!("reads byte {at}, which nothing wrote");
     if src == dst {
-        let data = gather(mem.get(src), sp).map_err(unwritten)?;
+        let data = gather(mem.get(src), sp).map_err(|at| format!("reads byte {at}, which nothing wrote"))?;
         scatter(mem.get(dst), dp, &data);
         return Ok(());
     }
     let (from, to) = mem.pair(src, dst);
+    copy_packets(dma, from, to)
+}
+
+/// Each packet of `dma`'s source in `from` to its place in `to`.
+fn copy_packets(dma: &Dma, from: &Bytes, to: &mut Bytes) -> Result<(), String> {
+    let (sp, dp) = (&dma.src.pattern, &dma.dst.pattern);
     let packet = sp.packet as usize;
     for (s, d) in sp.offsets().zip(dp.offsets()) {
-        let bytes = from.read((sp.base as i128 + s) as usize, packet).map_err(unwritten)?;
+        let bytes = from
+            .read((sp.base as i128 + s) as usize, packet)
+            .map_err(|at| format!("reads byte {at}, which nothing wrote"))?;
         to.write((dp.base as i128 + d) as usize, bytes);
     }
     Ok(())

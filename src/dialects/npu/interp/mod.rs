@@ -22,7 +22,7 @@ use crate::array::Array;
 use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
 use crate::ir::{Context, OpId, ValueId};
 use crate::machine::NpuConfig;
-use execute::execute;
+use execute::run_in_order;
 use indexmap::IndexMap;
 use memory::{dtype_of, from_bytes, to_bytes, Bytes};
 use schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
@@ -103,11 +103,7 @@ pub fn run_kernel(ctx: &Context, kernel: OpId, inputs: &IndexMap<String, Array>)
         .map_err(|m| InterpError::at(Some(kernel), m))?;
     let mut order: Vec<usize> = (0..steps.len()).collect();
     order.sort_by_key(|&k| (timing.start[k], k));
-    for k in order {
-        if let Some(instruction) = &actions[k] {
-            execute(instruction, &mut mem, cfg).map_err(at(ops[k]))?;
-        }
-    }
+    run_in_order(&order, &actions, &mut mem, cfg).map_err(|(k, m)| at(ops[k])(m))?;
     let mut buffers = IndexMap::new();
     for (i, (&arg, bytes)) in args.iter().zip(&mem.hbm).enumerate() {
         let t = as_buf(ctx, ctx.body.value_type(arg)).expect("verified");

@@ -37,6 +37,32 @@ impl Memories {
         }
     }
 
+    /// The memory at `site`, moved out (an empty one left in its place) until [`Memories::put`] gives it back.
+    pub fn take(&mut self, site: Site) -> Bytes {
+        match site {
+            Site::Hbm(region) => std::mem::replace(&mut self.hbm[region as usize], Bytes::empty(0)),
+            Site::Slice(..) => self.slices.remove(&site).unwrap_or_else(|| Bytes::empty(0)),
+        }
+    }
+
+    /// Gives back a memory [`Memories::take`] moved out.
+    pub fn put(&mut self, site: Site, bytes: Bytes) {
+        match site {
+            Site::Hbm(region) => self.hbm[region as usize] = bytes,
+            Site::Slice(..) => {
+                self.slices.insert(site, bytes);
+            }
+        }
+    }
+
+    /// The memory at `site`, which exists.
+    pub fn peek(&self, site: Site) -> &Bytes {
+        match site {
+            Site::Hbm(region) => &self.hbm[region as usize],
+            Site::Slice(..) => &self.slices[&site],
+        }
+    }
+
     /// Two different memories at once (`a != b`).
     pub fn pair(&mut self, a: Site, b: Site) -> (&mut Bytes, &mut Bytes) {
         for site in [a, b] {
