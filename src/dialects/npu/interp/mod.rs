@@ -14,12 +14,13 @@ pub mod state;
 pub mod trace;
 
 use super::dma::Memory;
+use super::effects::effects;
 use super::machine_attr::machine_of;
 use super::ops::clauses::{queue_index, sync_of};
 use super::ops::instruction::{Instruction, Site};
 use super::types::{as_buf, elem_name};
 use crate::array::Array;
-use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
+use crate::interfaces::memory_effects::{EffectKind, Extent};
 use crate::ir::{Context, OpId, ValueId};
 use crate::machine::NpuConfig;
 use execute::run_in_order;
@@ -255,7 +256,8 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 let mut step = synced(ctx, op, buffers, &sems, cfg).map_err(err)?;
                 step.queue += i.chip() as usize * (cfg.dma_engines as usize + 2);
                 step.cycles = i.cycles(cfg);
-                for access in i.accesses(cfg) {
+                let accesses = i.accesses(cfg);
+                for access in &accesses {
                     if let (Site::Slice(space, ..), true) = (access.site, touched.insert(access.site)) {
                         onchip_bytes = onchip_bytes.saturating_add(space.capacity(cfg).max(MIN_SITE_BYTES));
                     }
@@ -265,8 +267,9 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                         "the on-chip memories the kernel touches up to here take more than MAX_ONCHIP_BYTES ({MAX_ONCHIP_BYTES}) bytes"
                     )));
                 }
-                let effects = effects_of(ctx, op).unwrap_or_default();
-                for e in effects {
+                // The memory effects the dialect's interface implementation reports, from the instruction decoded
+                // here (the implementation decodes the op again; this is the same function on the same accesses).
+                for e in accesses.iter().flat_map(effects) {
                     let next = memories.len() as u64;
                     let extent = e.extent.unwrap_or(Extent::run(0, i128::MIN / 4, i128::MAX / 4));
                     let memory = *memories.entry((e.resource, extent.unit)).or_insert(next);
