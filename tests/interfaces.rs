@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 use tapestry::interfaces::layout::layout_of;
-use tapestry::interfaces::memory_effects::{effects_of, is_trivially_dead, Effect, EffectKind, MemoryEffects};
+use tapestry::interfaces::memory_effects::{effects_of, is_trivially_dead, Effect, EffectKind, Extent, MemoryEffects};
 use tapestry::interfaces::sharding::{signature_of, Monoid};
 use tapestry::ir::print::{op_to_string, PrintOptions};
 use tapestry::ir::walk::preorder;
@@ -117,4 +117,25 @@ fn monoids_know_their_identity_and_how_to_combine() {
     assert!(Monoid::Min.combine_f64(1.0, f64::NAN).is_nan());
     assert_eq!(Monoid::Sum.combine_int(i64::MAX, 1), i64::MIN);
     assert_eq!(Monoid::Prod.combine_f64(2.0, 3.5), 7.0);
+}
+
+/// The `npu` dialect's instructions report the bytes they touch as strided extents (the race detector's
+/// footprints).
+#[test]
+fn an_instruction_reports_the_strided_bytes_it_touches() {
+    let text = "npu.kernel @k(%a: !npu.buf<hbm, 1024 x f32>) {
+  npu.dma queue(dma0) src(%a, base 0) dst(dm[0, 3], base 64) loops [(4, 512, 64)] packet 64 : f32
+}";
+    let mut ctx = tapestry::context();
+    let module = tapestry::parse_and_verify(&mut ctx, "k.tap", text).unwrap();
+    let kernel = ctx.body.block_ops(ctx.body.region(ctx.body.regions(module)[0]).blocks[0]).next().unwrap();
+    let dma = ctx.body.block_ops(ctx.body.region(ctx.body.regions(kernel)[0]).blocks[0]).next().unwrap();
+    let effects = effects_of(&ctx, dma).unwrap();
+    let read: Vec<_> = effects.iter().filter(|e| e.kind == EffectKind::Read).collect();
+    let write: Vec<_> = effects.iter().filter(|e| e.kind == EffectKind::Write).collect();
+    // Four rows of 64 bytes, 512 apart, read from argument 0's HBM; written as one run into slice 3's DM.
+    assert_eq!((read.len(), read[0].resource), (1, "npu.hbm"));
+    assert_eq!(read[0].extent, Some(Extent::strided(0, 0, 64, 4, 512)));
+    assert_eq!((write.len(), write[0].resource), (1, "npu.dm"));
+    assert_eq!(write[0].extent, Some(Extent::run(3, 64, 320)));
 }

@@ -81,27 +81,3 @@ fn extents(unit: u64, pattern: &AccessPattern) -> Vec<Extent> {
         .map(|o| Extent::strided(unit, pattern.base as i128 + o, run, inner.count as u64, inner.stride as i128))
         .collect()
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::interfaces::memory_effects::{effects_of, EffectKind, Extent};
-
-    #[test]
-    fn an_instruction_reports_the_strided_bytes_it_touches() {
-        let text = "npu.kernel @k(%a: !npu.buf<hbm, 1024 x f32>) {
-  npu.dma queue(dma0) src(%a, base 0) dst(dm[0, 3], base 64) loops [(4, 512, 64)] packet 64 : f32
-}";
-        let mut ctx = crate::context();
-        let module = crate::parse_and_verify(&mut ctx, "k.tap", text).unwrap();
-        let kernel = ctx.body.block_ops(ctx.body.region(ctx.body.regions(module)[0]).blocks[0]).next().unwrap();
-        let dma = ctx.body.block_ops(ctx.body.region(ctx.body.regions(kernel)[0]).blocks[0]).next().unwrap();
-        let effects = effects_of(&ctx, dma).unwrap();
-        let read: Vec<_> = effects.iter().filter(|e| e.kind == EffectKind::Read).collect();
-        let write: Vec<_> = effects.iter().filter(|e| e.kind == EffectKind::Write).collect();
-        // Four rows of 64 bytes, 512 apart, read from argument 0's HBM; written as one run into slice 3's DM.
-        assert_eq!((read.len(), read[0].resource), (1, "npu.hbm"));
-        assert_eq!(read[0].extent, Some(Extent::strided(0, 0, 64, 4, 512)));
-        assert_eq!((write.len(), write[0].resource), (1, "npu.dm"));
-        assert_eq!(write[0].extent, Some(Extent::run(3, 64, 320)));
-    }
-}
