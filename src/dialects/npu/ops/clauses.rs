@@ -22,6 +22,28 @@ pub fn queue_index(name: &str, dma_engines: u64) -> Option<usize> {
     }
 }
 
+/// Parses the function an instruction applies (`relu`, `sum`, ...), its first word, into the `kind` property;
+/// `what` says what is expected.
+pub fn parse_kind<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, what: &str) -> Result<(), Diagnostic> {
+    let kind = match p.next_item() {
+        Some(AsmItem::Keyword(k, _)) => k,
+        _ => return Err(p.expected(what)),
+    };
+    let ctx = p.ctx();
+    let (key, value) = (ctx.sym("kind"), ctx.string_attr(kind));
+    op.props.push((key, value));
+    Ok(())
+}
+
+/// Prints ` kind` (an error for a kind that is not a bare word).
+pub fn print_kind(p: &mut OpPrinter<'_, '_>, kind: &str) -> fmt::Result {
+    if !crate::ir::print::is_bare_identifier(kind) {
+        return Err(fmt::Error);
+    }
+    p.write(&format!(" {kind}"));
+    Ok(())
+}
+
 /// Parses `queue(name)` into the `queue` property.
 pub fn parse_queue<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> Result<(), Diagnostic> {
     p.expect_keyword("queue")?;

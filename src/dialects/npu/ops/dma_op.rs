@@ -17,23 +17,19 @@ use super::clauses::{
     int, int_list, int_prop, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail,
 };
 use super::clauses::{loops_prop, parse_tuples, str_prop, sync_of};
+use super::instruction::registration;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::types::{as_buf, elem_name, elem_type, BufType};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
-use crate::ir::{Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax, ValueDef, ValueId};
+use crate::ir::{Context, Diagnostic, OpId, OpInfo, ValueDef, ValueId};
 use crate::machine::NpuConfig;
 use std::fmt;
 
 /// The registration of `npu.dma`.
-pub const DMA: OpInfo = OpInfo {
-    operands: crate::ir::Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse, print },
-    ..OpInfo::new("npu.dma", "copies packets between HBM buffers and slices' data memory")
-};
+pub const DMA: OpInfo =
+    registration("npu.dma", "copies packets between HBM buffers and slices' data memory", parse, print);
 
 /// One side as written: an HBM buffer (its operand) or a slice's DM, and the base.
 #[derive(Debug)]

@@ -13,9 +13,22 @@ use super::vector::{self, Vector};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory};
 use crate::dialects::npu::machine_attr::machine_of;
+use crate::ir::registry::{ParseFn, PrintFn};
 use crate::ir::verify::op_error;
-use crate::ir::{Context, Diagnostic, OpId};
+use crate::ir::{Arity, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
 use crate::machine::NpuConfig;
+
+/// The registration of an instruction: inside an `npu.kernel`, any operands (buffers and semaphores), verified by
+/// [`verify`], with its own pretty syntax.
+pub const fn registration(name: &'static str, summary: &'static str, parse: ParseFn, print: PrintFn) -> OpInfo {
+    OpInfo {
+        operands: Arity::Any,
+        traits: &[OpTrait::HasParent(&["npu.kernel"])],
+        verify: Some(verify),
+        syntax: Syntax::Custom { parse, print },
+        ..OpInfo::new(name, summary)
+    }
+}
 
 /// Most packets one instruction may touch, over all its operands and slices: the interpreter walks them one by
 /// one, so this bounds its work per instruction (past it, a verifier error).

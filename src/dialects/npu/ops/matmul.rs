@@ -15,22 +15,18 @@
 //! (unit), `dtype`, `out_dtype`, `waits`, `signals`; operands: the semaphores.
 
 use super::clauses::{elem_prop, int, int_prop, ints, parse_tail, print_tail, unit_flag};
+use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
-use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::ir::{Attr, Context, Diagnostic, OpId, OpInfo};
 use crate::machine::{ElemType, NpuConfig};
 use std::fmt;
 
 /// The registration of `npu.matmul`.
-pub const MATMUL: OpInfo = OpInfo {
-    operands: Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse, print },
-    ..OpInfo::new("npu.matmul", "multiplies DM rows by the stationary TRF operand into the accumulator")
-};
+pub const MATMUL: OpInfo =
+    registration("npu.matmul", "multiplies DM rows by the stationary TRF operand into the accumulator", parse, print);
 
 /// A decoded `npu.matmul`.
 #[derive(Clone, Debug)]

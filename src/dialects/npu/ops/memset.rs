@@ -9,23 +9,19 @@
 //! operands: the semaphores.
 
 use super::clauses::{elem_prop, parse_tail, print_tail};
+use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, ParsedOp};
 use crate::ir::print::{format_float, OpPrinter};
 use crate::ir::types::FloatKind;
-use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::ir::{Attr, Context, Diagnostic, OpId, OpInfo};
 use crate::machine::{ElemType, NpuConfig};
 use std::fmt;
 
 /// The registration of `npu.memset`.
-pub const MEMSET: OpInfo = OpInfo {
-    operands: Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse, print },
-    ..OpInfo::new("npu.memset", "fills on-chip memory of a range of slices with one value")
-};
+pub const MEMSET: OpInfo =
+    registration("npu.memset", "fills on-chip memory of a range of slices with one value", parse, print);
 
 /// A decoded `npu.memset`.
 #[derive(Clone, Debug)]

@@ -12,32 +12,27 @@
 //! Properties: `kind`, `queue`, the slices and the `src`/`dst` operands (`onchip`), `dtype`, `waits`, `signals`;
 //! operands: the semaphores.
 
-use super::clauses::{elem_prop, ints, parse_tail, print_tail, str_prop};
+use super::clauses::{elem_prop, ints, parse_kind, parse_tail, print_kind, print_tail, str_prop};
+use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
-use crate::ir::asm::{AsmItem, CustomParser, ParsedOp};
+use crate::ir::asm::{CustomParser, ParsedOp};
 use crate::ir::print::OpPrinter;
-use crate::ir::{Arity, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::ir::{Context, Diagnostic, OpId, OpInfo};
 use crate::machine::{ElemType, NpuConfig};
 use std::fmt;
 
 /// The registration of `npu.vec.reduce`.
-pub const WITHIN: OpInfo = OpInfo {
-    operands: Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse, print },
-    ..OpInfo::new("npu.vec.reduce", "reduces rows of on-chip elements within each slice")
-};
+pub const WITHIN: OpInfo =
+    registration("npu.vec.reduce", "reduces rows of on-chip elements within each slice", parse, print);
 
 /// The registration of `npu.reduce.slices`.
-pub const ACROSS: OpInfo = OpInfo {
-    operands: Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse, print },
-    ..OpInfo::new("npu.reduce.slices", "reduces on-chip elements across the slices of a range (all-reduce)")
-};
+pub const ACROSS: OpInfo = registration(
+    "npu.reduce.slices",
+    "reduces on-chip elements across the slices of a range (all-reduce)",
+    parse,
+    print,
+);
 
 const KINDS: &[&str] = &["sum", "max", "min"];
 
@@ -161,26 +156,17 @@ pub fn check(r: &Reduce, cfg: &NpuConfig) -> Result<(), String> {
 /// `kind queue(...) [waits(...)] on(...) src(...) dst(...) : T [signals(...)]`.
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let mut op = ParsedOp::default();
-    let kind = match p.next_item() {
-        Some(AsmItem::Keyword(k, _)) => k,
-        _ => return Err(p.expected("the reduction (sum, max or min)")),
-    };
+    parse_kind(p, &mut op, "the reduction (sum, max or min)")?;
     onchip::parse_head(p, &mut op)?;
     onchip::parse_operand(p, &mut op, "src")?;
     onchip::parse_operand(p, &mut op, "dst")?;
     parse_tail(p, &mut op)?;
-    let ctx = p.ctx();
-    let (key, value) = (ctx.sym("kind"), ctx.string_attr(kind));
-    op.props.push((key, value));
     Ok(op)
 }
 
 fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     let r = decode(p.ctx(), op).map_err(|_| fmt::Error)?;
-    if !crate::ir::print::is_bare_identifier(&r.kind) {
-        return Err(fmt::Error);
-    }
-    p.write(&format!(" {}", r.kind));
+    print_kind(p, &r.kind)?;
     onchip::print_head(p, op, &r.slices)?;
     onchip::print_operand(p, "src", &r.src)?;
     onchip::print_operand(p, "dst", &r.dst)?;

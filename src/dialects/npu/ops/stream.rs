@@ -18,23 +18,18 @@
 //! `relu`, `scale`, `shift`, `tile`, `waits`, `signals`; operands: the semaphores.
 
 use super::clauses::{elem_prop, int, int_list, int_prop, ints, parse_tail, print_tail, unit_flag};
+use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
-use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::ir::{Attr, Context, Diagnostic, OpId, OpInfo};
 use crate::machine::{ElemType, NpuConfig};
 use half::{bf16, f16};
 use std::fmt;
 
 const fn info(name: &'static str, summary: &'static str) -> OpInfo {
-    OpInfo {
-        operands: Arity::Any,
-        traits: &[OpTrait::HasParent(&["npu.kernel"])],
-        verify: Some(super::instruction::verify),
-        syntax: Syntax::Custom { parse, print },
-        ..OpInfo::new(name, summary)
-    }
+    registration(name, summary, parse, print)
 }
 
 /// The registration of `npu.load_trf`.

@@ -11,33 +11,32 @@
 //! Properties: `kind`, `queue`, the slices and operands (`onchip`), `rhs_imm` (instead of `rhs`), `dtype`, `waits`,
 //! `signals`; operands: the semaphores.
 
-use super::clauses::{elem_prop, ints, parse_tail, print_tail, str_prop};
+use super::clauses::{elem_prop, ints, parse_kind, parse_tail, print_kind, print_tail, str_prop};
+use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
-use crate::ir::asm::{AsmItem, CustomParser, ParsedOp};
+use crate::ir::asm::{CustomParser, ParsedOp};
 use crate::ir::print::{format_float, OpPrinter};
 use crate::ir::types::FloatKind;
-use crate::ir::{Arity, Attr, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
+use crate::ir::{Attr, Context, Diagnostic, OpId, OpInfo};
 use crate::machine::{ElemType, NpuConfig};
 use std::fmt;
 
 /// The registration of `npu.vec.unary`.
-pub const UNARY: OpInfo = OpInfo {
-    operands: Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse: parse_unary, print },
-    ..OpInfo::new("npu.vec.unary", "an elementwise function of one on-chip operand, on a range of slices")
-};
+pub const UNARY: OpInfo = registration(
+    "npu.vec.unary",
+    "an elementwise function of one on-chip operand, on a range of slices",
+    parse_unary,
+    print,
+);
 
 /// The registration of `npu.vec.binary`.
-pub const BINARY: OpInfo = OpInfo {
-    operands: Arity::Any,
-    traits: &[OpTrait::HasParent(&["npu.kernel"])],
-    verify: Some(super::instruction::verify),
-    syntax: Syntax::Custom { parse: parse_binary, print },
-    ..OpInfo::new("npu.vec.binary", "an elementwise function of two on-chip operands (or one and a scalar)")
-};
+pub const BINARY: OpInfo = registration(
+    "npu.vec.binary",
+    "an elementwise function of two on-chip operands (or one and a scalar)",
+    parse_binary,
+    print,
+);
 
 const UNARY_KINDS: &[&str] = &["relu", "neg", "abs", "exp", "tanh", "sigmoid", "sqrt", "rsqrt", "log", "erf"];
 const BINARY_KINDS: &[&str] = &["add", "sub", "mul", "max", "min", "div"];
@@ -226,10 +225,7 @@ fn parse_binary<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagno
 /// `kind queue(...) [waits(...)] on(...) <inputs> dst(...) : type [signals(...)]`.
 fn parse<'s>(p: &mut CustomParser<'_, 's>, inputs: &[&str]) -> Result<ParsedOp<'s>, Diagnostic> {
     let mut op = ParsedOp::default();
-    let kind = match p.next_item() {
-        Some(AsmItem::Keyword(k, _)) => k,
-        _ => return Err(p.expected("the function (relu, add, ...)")),
-    };
+    parse_kind(p, &mut op, "the function (relu, add, ...)")?;
     onchip::parse_head(p, &mut op)?;
     for &name in inputs {
         if name == "rhs" && p.eat_keyword("imm") {
@@ -242,18 +238,12 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>, inputs: &[&str]) -> Result<ParsedOp<'
     }
     onchip::parse_operand(p, &mut op, "dst")?;
     parse_tail(p, &mut op)?;
-    let ctx = p.ctx();
-    let (key, value) = (ctx.sym("kind"), ctx.string_attr(kind));
-    op.props.push((key, value));
     Ok(op)
 }
 
 fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     let v = decode(p.ctx(), op).map_err(|_| fmt::Error)?;
-    if !crate::ir::print::is_bare_identifier(&v.kind) {
-        return Err(fmt::Error);
-    }
-    p.write(&format!(" {}", v.kind));
+    print_kind(p, &v.kind)?;
     onchip::print_head(p, op, &v.slices)?;
     let mut elided: Vec<String> = Vec::new();
     match &v.rhs {
