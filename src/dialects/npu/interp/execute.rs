@@ -1,6 +1,6 @@
 //! What each instruction does to the memories: DMA copies, fills, streams (register-file loads, casts,
-//! transposes), matmuls on the crate's GEMM (the slices of one matmul in parallel), elementwise vector functions and
-//! reductions. Compute instructions run on each slice of their range on that slice's own memories.
+//! transposes), matmuls on the crate's GEMM, elementwise vector functions and reductions. A compute instruction runs
+//! its slices in parallel, each on its own memories; consecutive DMAs that touch different memories run at once.
 
 use super::memory::Bytes;
 use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
