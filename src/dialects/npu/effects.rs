@@ -65,10 +65,12 @@ pub fn effects(access: &Access) -> Vec<Effect> {
 /// at most [`MAX_FOOTPRINT_PACKETS`] tuples; past that, the one range the pattern spans.
 fn extents(unit: u64, pattern: &AccessPattern) -> Vec<Extent> {
     let Some((low, high)) = pattern.range() else { return Vec::new() };
+    // The inner loops that only continue the contiguous run merge into it.
+    let run = pattern.contiguous_run() as i128;
     let mut loops = pattern.loops.clone();
-    let mut run = pattern.packet as i128;
-    while let Some(inner) = loops.last().filter(|l| l.count <= 1 || l.stride as i128 == run) {
-        run *= inner.count.max(1) as i128;
+    let mut merged = pattern.packet as i128;
+    while let Some(inner) = loops.last().filter(|l| l.count <= 1 || merged < run) {
+        merged = merged.saturating_mul(inner.count.max(1) as i128);
         loops.pop();
     }
     let Some(inner) = loops.pop() else { return vec![Extent::run(unit, low, high)] };

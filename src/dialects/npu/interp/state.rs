@@ -173,16 +173,10 @@ pub fn scatter(bytes: &mut Bytes, pattern: &AccessPattern, data: &[u8]) {
     }
 }
 
-/// Where the pattern starts when its packets are one run of adjacent bytes in order.
+/// Where the pattern starts when its packets are one run of adjacent bytes in order (its contiguous run is all of
+/// it).
 pub fn contiguous_start(pattern: &AccessPattern) -> Option<usize> {
-    let mut span = pattern.packet as i64;
-    for l in pattern.loops.iter().rev() {
-        if l.count > 1 && l.stride != span {
-            return None;
-        }
-        span = span.checked_mul(l.count as i64)?;
-    }
-    Some(pattern.base as usize)
+    (pattern.bytes() == Some(pattern.contiguous_run())).then_some(pattern.base as usize)
 }
 
 /// Little-endian 32-bit words.
