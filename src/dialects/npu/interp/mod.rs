@@ -17,7 +17,7 @@ use super::dma::Memory;
 use super::effects::effects;
 use super::machine_attr::machine_of;
 use super::ops::clauses::{queue_index, sync_of};
-use super::ops::instruction::{Instruction, Site};
+use super::ops::instruction::{check_work, Instruction, Site};
 use super::types::{as_buf, elem_name};
 use crate::array::Array;
 use crate::interfaces::memory_effects::{EffectKind, Extent};
@@ -241,7 +241,7 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
         }
         let instruction = Instruction::decode(ctx, op, cfg).map_err(err)?;
         if let Some(i) = &instruction {
-            i.check(cfg).map_err(err)?; // The verifier did too; the library may be handed unverified IR.
+            i.check_rules(cfg).map_err(err)?; // The verifier did too; the library may be handed unverified IR.
         }
         let step = match &instruction {
             None if name == "npu.barrier" => Step { barrier: true, ..Step::default() },
@@ -257,6 +257,7 @@ fn decode_program(ctx: &Context, entry: crate::ir::BlockId, cfg: &NpuConfig) -> 
                 step.queue += i.chip() as usize * (cfg.dma_engines as usize + 2);
                 step.cycles = i.cycles(cfg);
                 let accesses = i.accesses(cfg);
+                check_work(&accesses).map_err(err)?;
                 for access in &accesses {
                     if let (Site::Slice(space, ..), true) = (access.site, touched.insert(access.site)) {
                         onchip_bytes = onchip_bytes.saturating_add(space.capacity(cfg).max(MIN_SITE_BYTES));

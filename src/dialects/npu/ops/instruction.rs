@@ -169,26 +169,20 @@ impl Instruction {
 
     /// The machine's rules for it, then the interpreter's limits on its work.
     pub fn check(&self, cfg: &NpuConfig) -> Result<(), String> {
+        self.check_rules(cfg)?;
+        check_work(&self.accesses(cfg))
+    }
+
+    /// The machine's rules for it.
+    pub fn check_rules(&self, cfg: &NpuConfig) -> Result<(), String> {
         match self {
-            Instruction::Dma(d) => d.check(cfg)?,
-            Instruction::Memset(m) => memset::check(m, cfg)?,
-            Instruction::Stream(s) => stream::check(s, cfg)?,
-            Instruction::Matmul(m) => matmul::check(m, cfg)?,
-            Instruction::Vector(v) => vector::check(v, v.rhs.is_some(), cfg)?,
-            Instruction::Reduce(r) => reduce::check(r, cfg)?,
+            Instruction::Dma(d) => d.check(cfg),
+            Instruction::Memset(m) => memset::check(m, cfg),
+            Instruction::Stream(s) => stream::check(s, cfg),
+            Instruction::Matmul(m) => matmul::check(m, cfg),
+            Instruction::Vector(v) => vector::check(v, v.rhs.is_some(), cfg),
+            Instruction::Reduce(r) => reduce::check(r, cfg),
         }
-        let (mut packets, mut bytes) = (0u64, 0u64);
-        for a in self.accesses(cfg) {
-            packets = packets.saturating_add(a.pattern.packets().unwrap_or(u64::MAX));
-            bytes = bytes.saturating_add(a.pattern.bytes().unwrap_or(u64::MAX));
-        }
-        if packets > MAX_INSTRUCTION_PACKETS || bytes > MAX_INSTRUCTION_BYTES {
-            return Err(format!(
-                "touches {bytes} B in {packets} packets over its operands and slices, past the interpreter's \
-                 MAX_INSTRUCTION_BYTES ({MAX_INSTRUCTION_BYTES}) or MAX_INSTRUCTION_PACKETS ({MAX_INSTRUCTION_PACKETS})"
-            ));
-        }
-        Ok(())
     }
 
     /// Its cost in cycles.
@@ -224,6 +218,22 @@ impl Instruction {
             Instruction::Reduce(r) => on_slices(&r.slices, &[&r.src], &[&r.dst]),
         }
     }
+}
+
+/// The interpreter's limits on the work of one instruction, from its accesses.
+pub fn check_work(accesses: &[Access]) -> Result<(), String> {
+    let (mut packets, mut bytes) = (0u64, 0u64);
+    for a in accesses {
+        packets = packets.saturating_add(a.pattern.packets().unwrap_or(u64::MAX));
+        bytes = bytes.saturating_add(a.pattern.bytes().unwrap_or(u64::MAX));
+    }
+    if packets > MAX_INSTRUCTION_PACKETS || bytes > MAX_INSTRUCTION_BYTES {
+        return Err(format!(
+            "touches {bytes} B in {packets} packets over its operands and slices, past the interpreter's \
+             MAX_INSTRUCTION_BYTES ({MAX_INSTRUCTION_BYTES}) or MAX_INSTRUCTION_PACKETS ({MAX_INSTRUCTION_PACKETS})"
+        ));
+    }
+    Ok(())
 }
 
 /// The accesses of a compute instruction: each operand on each slice of the range.
