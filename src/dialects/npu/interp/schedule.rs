@@ -251,7 +251,7 @@ fn join(into: &mut Clock, other: &Clock) {
 }
 
 /// The accesses not yet known to be ordered before everything that follows, per memory: reads and writes apart
-/// (a read need only be checked against writes), each by where its bytes start.
+/// (a read need only be checked against writes, and only scans reads it covers), each by where its bytes start.
 #[derive(Default)]
 struct Races {
     memories: HashMap<u64, [Accesses; 2]>,
@@ -281,20 +281,29 @@ impl Races {
             return Ok(());
         }
         let [reads, writes] = self.memories.entry(f.memory).or_default();
-        let checked: &mut [&mut Accesses] = if write { &mut [writes, reads] } else { &mut [writes] };
-        for (i, acc) in checked.iter_mut().enumerate() {
-            let earlier_write = i == 0;
+        for (acc, earlier_write) in [(&mut *writes, true), (&mut *reads, false)] {
             let mut forget = Vec::new();
-            for (&(at, a), other) in acc.by_low.range((low.saturating_sub(acc.widest), 0)..(high, 0)) {
-                if a == k || other.bounds().1 <= low || !e.overlaps(other) {
-                    continue;
+            if write || earlier_write {
+                // Any overlap unordered is a race; an ordered one this access covers is forgotten (a write covers
+                // anything, a read only reads).
+                for (&(at, a), other) in acc.by_low.range((low.saturating_sub(acc.widest), 0)..(high, 0)) {
+                    if a == k || other.bounds().1 <= low || !e.overlaps(other) {
+                        continue;
+                    }
+                    if !before(a, k) {
+                        return Err((a, f.memory));
+                    }
+                    if (write || !earlier_write) && e.covers(other) {
+                        forget.push((at, a));
+                    }
                 }
-                let ordered = before(a, k);
-                if !ordered {
-                    return Err((a, f.memory));
-                }
-                if (write || !earlier_write) && e.covers(other) {
-                    forget.push((at, a));
+            } else {
+                // Reads never race with reads, but a read forgets the ordered reads it covers, so that reading one
+                // buffer again and again does not pile up accesses for every later write to scan.
+                for (&(at, a), other) in acc.by_low.range((low, 0)..(high, 0)) {
+                    if a != k && e.covers(other) && before(a, k) {
+                        forget.push((at, a));
+                    }
                 }
             }
             for key in forget {
