@@ -113,7 +113,7 @@ fn copy(dma: &Dma, mem: &mut Memories) -> Result<(), String> {
     let (src, dst) = (Site::of(&dma.src.memory), Site::of(&dma.dst.memory));
     let (sp, dp) = (&dma.src.pattern, &dma.dst.pattern);
     if src == dst {
-        let data = gather(mem.get(src), sp).map_err(|at| format!("reads byte {at}, which nothing wrote"))?;
+        let data = gather(mem.get(src), sp).map_err(unwritten_hbm_or_dm)?;
         scatter(mem.get(dst), dp, &data);
         return Ok(());
     }
@@ -121,14 +121,17 @@ fn copy(dma: &Dma, mem: &mut Memories) -> Result<(), String> {
     copy_packets(dma, from, to)
 }
 
+/// The error of a DMA reading byte `at` of its source, which nothing wrote.
+fn unwritten_hbm_or_dm(at: usize) -> String {
+    format!("reads byte {at}, which nothing wrote")
+}
+
 /// Each packet of `dma`'s source in `from` to its place in `to`.
 fn copy_packets(dma: &Dma, from: &Bytes, to: &mut Bytes) -> Result<(), String> {
     let (sp, dp) = (&dma.src.pattern, &dma.dst.pattern);
     let packet = sp.packet as usize;
     for (s, d) in sp.offsets().zip(dp.offsets()) {
-        let bytes = from
-            .read((sp.base as i128 + s) as usize, packet)
-            .map_err(|at| format!("reads byte {at}, which nothing wrote"))?;
+        let bytes = from.read((sp.base as i128 + s) as usize, packet).map_err(unwritten_hbm_or_dm)?;
         to.write((dp.base as i128 + d) as usize, bytes);
     }
     Ok(())

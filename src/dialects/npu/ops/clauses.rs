@@ -22,6 +22,27 @@ pub fn queue_index(name: &str, dma_engines: u64) -> Option<usize> {
     }
 }
 
+/// Adds property `name` to the op being parsed.
+pub fn prop<'s>(ctx: &mut Context, op: &mut ParsedOp<'s>, name: &str, value: AttrId) {
+    let key = ctx.sym(name);
+    op.props.push((key, value));
+}
+
+/// Adds the `i64` property `name`.
+pub fn int_prop_of<'s>(ctx: &mut Context, op: &mut ParsedOp<'s>, name: &str, value: i64) {
+    let i64t = ctx.int_type(64);
+    let value = ctx.int_attr(value as i128, i64t);
+    prop(ctx, op, name, value);
+}
+
+/// Parses the keyword `name` when it comes next, as a unit property (`relu`, `accumulate`).
+pub fn parse_flag<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, name: &str) {
+    if p.eat_keyword(name) {
+        let unit = p.ctx().attr(Attr::Unit);
+        prop(p.ctx(), op, name, unit);
+    }
+}
+
 /// Parses the function an instruction applies (`relu`, `sum`, ...), its first word, into the `kind` property;
 /// `what` says what is expected.
 pub fn parse_kind<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, what: &str) -> Result<(), Diagnostic> {
@@ -29,9 +50,8 @@ pub fn parse_kind<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, what:
         Some(AsmItem::Keyword(k, _)) => k,
         _ => return Err(p.expected(what)),
     };
-    let ctx = p.ctx();
-    let (key, value) = (ctx.sym("kind"), ctx.string_attr(kind));
-    op.props.push((key, value));
+    let value = p.ctx().string_attr(kind);
+    prop(p.ctx(), op, "kind", value);
     Ok(())
 }
 

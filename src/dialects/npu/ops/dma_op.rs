@@ -16,7 +16,7 @@
 use super::clauses::{
     int, int_list, int_prop, ints, parse_queue, parse_syncs, parse_tail, print_queue, print_syncs, print_tail,
 };
-use super::clauses::{loops_prop, parse_tuples, str_prop, sync_of};
+use super::clauses::{loops_prop, parse_tuples, prop, str_prop, sync_of};
 use super::instruction::registration;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
@@ -142,8 +142,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let i64t = ctx.int_type(64);
     let entries = [("loops", loops), ("packet", ctx.int_attr(packet as i128, i64t))];
     for (k, v) in entries {
-        let key = ctx.sym(k);
-        op.props.push((key, v));
+        prop(ctx, &mut op, k, v);
     }
     Ok(op)
 }
@@ -172,8 +171,7 @@ fn parse_side<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, which: &s
                 return Err(at.expected("dm[cluster, slice] or dm[chip, cluster, slice]"));
             }
             let list = int_list(inner.ctx(), &numbers);
-            let key = inner.ctx().sym(&format!("{which}_slice"));
-            op.props.push((key, list));
+            prop(inner.ctx(), op, &format!("{which}_slice"), list);
             "dm"
         }
     };
@@ -185,8 +183,7 @@ fn parse_side<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, which: &s
     let i64t = ctx.int_type(64);
     let entries = [("space", ctx.string_attr(space)), ("base", ctx.int_attr(base as i128, i64t))];
     for (k, v) in entries {
-        let key = ctx.sym(&format!("{which}_{k}"));
-        op.props.push((key, v));
+        prop(ctx, op, &format!("{which}_{k}"), v);
     }
     Ok(())
 }

@@ -14,7 +14,7 @@
 //! Properties: `queue`, the slices, `m`, `k`, `n`, the `a` and `c` operands (`onchip`), `b_base`, `accumulate`
 //! (unit), `dtype`, `out_dtype`, `waits`, `signals`; operands: the semaphores.
 
-use super::clauses::{elem_prop, int, int_prop, ints, parse_tail, print_tail, unit_flag};
+use super::clauses::{elem_prop, int, int_prop, int_prop_of, ints, parse_flag, parse_tail, print_tail, unit_flag};
 use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
@@ -141,7 +141,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     for name in ["m", "k", "n"] {
         p.expect_keyword(name)?;
         let v = int(p)?;
-        push_int(p, &mut op, name, v);
+        int_prop_of(p.ctx(), &mut op, name, v);
     }
     onchip::parse_operand(p, &mut op, "a")?;
     p.expect_keyword("b")?;
@@ -152,21 +152,11 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     inner.expect_keyword("base")?;
     let base = int(&mut inner)?;
     inner.expect_end()?;
-    push_int(p, &mut op, "b_base", base);
+    int_prop_of(p.ctx(), &mut op, "b_base", base);
     onchip::parse_operand(p, &mut op, "c")?;
-    if p.eat_keyword("accumulate") {
-        let (key, unit) = (p.ctx().sym("accumulate"), p.ctx().attr(Attr::Unit));
-        op.props.push((key, unit));
-    }
+    parse_flag(p, &mut op, "accumulate");
     parse_tail(p, &mut op)?;
     Ok(op)
-}
-
-fn push_int<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, name: &str, v: i64) {
-    let ctx = p.ctx();
-    let (key, i64t) = (ctx.sym(name), ctx.int_type(64));
-    let value = ctx.int_attr(v as i128, i64t);
-    op.props.push((key, value));
 }
 
 fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {

@@ -7,7 +7,7 @@
 //! (`"dm"` or `"acc"`), `name_base`, `name_loops` (`[[count, stride], ...]`) and `name_packet`.
 
 use super::clauses::{
-    int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue, print_syncs,
+    int, int_list, int_prop, ints, loops_prop, parse_queue, parse_syncs, parse_tuples, print_queue, print_syncs, prop,
     str_prop,
 };
 use super::instruction::Site;
@@ -137,8 +137,7 @@ pub fn parse_slices<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>) -> 
         entries.push(("chip", ctx.int_attr(chip as i128, i64t)));
     }
     for (k, v) in entries {
-        let key = ctx.sym(k);
-        op.props.push((key, v));
+        prop(ctx, op, k, v);
     }
     Ok(())
 }
@@ -171,8 +170,7 @@ pub fn parse_operand<'s>(p: &mut CustomParser<'_, 's>, op: &mut ParsedOp<'s>, na
         ("packet", ctx.int_attr(packet as i128, i64t)),
     ];
     for (k, v) in entries {
-        let key = ctx.sym(&format!("{name}_{k}"));
-        op.props.push((key, v));
+        prop(ctx, op, &format!("{name}_{k}"), v);
     }
     Ok(())
 }

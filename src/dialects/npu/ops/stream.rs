@@ -17,7 +17,9 @@
 //! Properties: `queue`, the slices and the `src`/`dst` operands (`onchip`), `dtype` (and `out_dtype` for a cast),
 //! `relu`, `scale`, `shift`, `tile`, `waits`, `signals`; operands: the semaphores.
 
-use super::clauses::{elem_prop, int, int_list, int_prop, ints, parse_tail, print_tail, unit_flag};
+use super::clauses::{
+    elem_prop, int, int_list, int_prop, int_prop_of, ints, parse_flag, parse_tail, print_tail, prop, unit_flag,
+};
 use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
 use crate::dialects::npu::types::elem_name;
@@ -296,17 +298,11 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     onchip::parse_head(p, &mut op)?;
     onchip::parse_operand(p, &mut op, "src")?;
     onchip::parse_operand(p, &mut op, "dst")?;
-    if p.eat_keyword("relu") {
-        let (key, unit) = (p.ctx().sym("relu"), p.ctx().attr(Attr::Unit));
-        op.props.push((key, unit));
-    }
+    parse_flag(p, &mut op, "relu");
     for name in ["scale", "shift"] {
         if p.eat_keyword(name) {
             let v = int(p)?;
-            let ctx = p.ctx();
-            let (key, i64t) = (ctx.sym(name), ctx.int_type(64));
-            let value = ctx.int_attr(v as i128, i64t);
-            op.props.push((key, value));
+            int_prop_of(p.ctx(), &mut op, name, v);
         }
     }
     if p.eat_keyword("tile") {
@@ -316,8 +312,8 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
         inner.expect_punct(",")?;
         let cols = int(&mut inner)?;
         inner.expect_end()?;
-        let (key, value) = (p.ctx().sym("tile"), int_list(p.ctx(), &[rows, cols]));
-        op.props.push((key, value));
+        let tile = int_list(p.ctx(), &[rows, cols]);
+        prop(p.ctx(), &mut op, "tile", tile);
     }
     parse_tail(p, &mut op)?;
     Ok(op)
