@@ -139,3 +139,22 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    /// Extents strided alike (tiles of one matrix) overlap exactly when some byte is in both: the case decided
+    /// without walking runs.
+    #[test]
+    fn extents_strided_alike_overlap_exactly(
+        a in (-40i128..40, 1i128..6, 1u64..8),
+        b in (-40i128..40, 1i128..6, 1u64..8),
+        stride in -12i128..13,
+    ) {
+        let (x, y) = (Extent::strided(0, a.0, a.1, a.2, stride), Extent::strided(0, b.0, b.1, b.2, stride));
+        let bytes = |e: &Extent| -> std::collections::BTreeSet<i128> {
+            (0..e.count as i128).flat_map(|i| (0..e.len).map(move |k| e.low + i * e.stride + k)).collect()
+        };
+        prop_assert_eq!(x.overlaps(&y), !bytes(&x).is_disjoint(&bytes(&y)));
+    }
+}

@@ -192,7 +192,15 @@ fn run_kernel(
         let text = serde_json::to_string_pretty(&trace).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     }
-    Ok(run.buffers)
+    // The interpreter gives back the buffers the kernel writes and those nothing bound; an input it only read is
+    // printed as it was bound.
+    let mut outputs = run.buffers;
+    for (name, array) in inputs {
+        outputs.entry(name).or_insert(array);
+    }
+    let index = |name: &String| name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
+    outputs.sort_by(|a, _, b, _| index(a).cmp(&index(b)));
+    Ok(outputs)
 }
 
 /// Writes the `--machine` parameters into the module's `npu.machine` attribute (over those it has), so that the

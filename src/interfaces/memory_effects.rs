@@ -86,10 +86,23 @@ impl Extent {
         if many.count == 1 {
             return true;
         }
+        if few.count > 1 && few.stride == many.stride {
+            return few.meets_alike(many);
+        }
         if few.count > MAX_OVERLAP_RUNS {
             return true;
         }
         (0..few.count).any(|i| many.meets(few.low + i as i128 * few.stride, few.len))
+    }
+
+    /// Whether some run of it meets some run of `other`, both strided alike: run `i` here and run `j` there meet
+    /// when `d + (i - j)·stride` (with `d` the distance between first runs) lies strictly between `-self.len` and
+    /// `other.len`, so it is a question about one integer `t = i - j`, answered without walking the runs.
+    fn meets_alike(&self, other: &Extent) -> bool {
+        let (d, s) = (self.low - other.low, self.stride);
+        let lowest = (-self.len - d).div_euclid(s) + 1;
+        let highest = (other.len - d - 1).div_euclid(s);
+        lowest.max(1 - other.count as i128) <= highest.min(self.count as i128 - 1)
     }
 
     /// Whether one of its runs meets `[at, at + len)`.

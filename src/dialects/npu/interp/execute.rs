@@ -2,11 +2,14 @@
 //! transposes), matmuls on the crate's GEMM, elementwise vector functions and reductions. A compute instruction runs
 //! its slices in parallel, each on its own memories; consecutive DMAs that touch different memories run at once.
 
+use super::forward::Through;
 use super::memory::Bytes;
 use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
 use crate::array::gemm::Gemm;
+use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
-use crate::dialects::npu::ops::instruction::{Instruction, Site};
+use super::program::Program;
+use crate::dialects::npu::ops::instruction::{Access, Instruction, Site};
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
@@ -19,25 +22,24 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-/// Carries out the instructions in `order` (indices into `actions`), the order they started in; the index of the
-/// one that fails and why. Consecutive DMAs that touch different memories (none writes what another reads or
-/// writes) run at once, on rayon's threads.
-pub fn run_in_order(
-    order: &[usize],
-    actions: &[Option<Instruction>],
-    mem: &mut Memories,
-    cfg: &NpuConfig,
-) -> Result<(), (usize, String)> {
+/// Carries out `program`'s instructions in the order they started; the index of the one that fails and why.
+/// Consecutive DMAs that touch different memories (none writes what another reads or writes) run at once, on
+/// rayon's threads; when `lazy`, those out of HBM into one run become forwards (`forward`), carried out only when
+/// needed.
+pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result<(), (usize, String)> {
+    let (order, actions, cfg) = (&program.order, &program.actions, &program.machine);
     let mut i = 0;
     while i < order.len() {
         let k = order[i];
         match &actions[k] {
             Some(Instruction::Dma(_)) => {
                 let group = dma_group(&order[i..], actions);
-                copy_apart(&group, mem).map_err(|(j, m)| (order[i + j], m))?;
+                run_dmas(&order[i..i + group.len()], &group, &program.accesses, mem, lazy)?;
                 i += group.len();
             }
             Some(instruction) => {
+                let through = matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_));
+                mem.settle(&program.accesses[k], through);
                 execute(instruction, mem, cfg).map_err(|m| (k, m))?;
                 i += 1;
             }
@@ -45,6 +47,33 @@ pub fn run_in_order(
         }
     }
     Ok(())
+}
+
+/// Carries out `dmas` (steps `order`, whose accesses are in `accesses`), found apart by [`dma_group`]: when `lazy`,
+/// those that can become forwards do, and the others copy in parallel.
+fn run_dmas(
+    order: &[usize],
+    dmas: &[&Dma],
+    accesses: &[Vec<Access>],
+    mem: &mut Memories,
+    lazy: bool,
+) -> Result<(), (usize, String)> {
+    let (mut copies, mut failed) = (Vec::new(), None);
+    for (&k, d) in order.iter().zip(dmas) {
+        mem.settle(&accesses[k], false);
+        match lazy.then(|| mem.forward(d)) {
+            Some(Ok(true)) => {}
+            Some(Err(at)) => {
+                failed = Some((k, unwritten_hbm_or_dm(at)));
+                break;
+            }
+            _ => copies.push((k, *d)),
+        }
+    }
+    // The copies before a forward that failed go first: the error is the earliest DMA's, as when all copy.
+    let apart: Vec<&Dma> = copies.iter().map(|c| c.1).collect();
+    copy_apart(&apart, mem).map_err(|(j, m)| (copies[j].0, m))?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// The DMAs from the start of `order` that may run at once: each writes a memory no other of them reads or writes;
@@ -71,6 +100,9 @@ fn dma_group<'a>(order: &[usize], actions: &'a [Option<Instruction>]) -> Vec<&'a
 
 /// Carries out DMAs that [`dma_group`] found apart, in parallel; the position of the first that fails and why.
 fn copy_apart(dmas: &[&Dma], mem: &mut Memories) -> Result<(), (usize, String)> {
+    if dmas.is_empty() {
+        return Ok(());
+    }
     if let [one] = dmas {
         return copy(one, mem).map_err(|m| (0, m));
     }
@@ -128,11 +160,15 @@ fn unwritten_hbm_or_dm(at: usize) -> String {
 
 /// Each packet of `dma`'s source in `from` to its place in `to`.
 fn copy_packets(dma: &Dma, from: &Bytes, to: &mut Bytes) -> Result<(), String> {
-    let (sp, dp) = (&dma.src.pattern, &dma.dst.pattern);
+    copy_pattern(from, &dma.src.pattern, to, &dma.dst.pattern).map_err(unwritten_hbm_or_dm)
+}
+
+/// Each packet `sp` reads from `from` to the place of the matching packet of `dp` in `to` (packets of one size, as
+/// many in both), or the first byte read that nothing wrote.
+pub fn copy_pattern(from: &Bytes, sp: &AccessPattern, to: &mut Bytes, dp: &AccessPattern) -> Result<(), usize> {
     let packet = sp.packet as usize;
     for (s, d) in sp.offsets().zip(dp.offsets()) {
-        let bytes = from.read((sp.base as i128 + s) as usize, packet).map_err(unwritten_hbm_or_dm)?;
-        to.write((dp.base as i128 + d) as usize, bytes);
+        to.write((dp.base as i128 + d) as usize, from.read((sp.base as i128 + s) as usize, packet)?);
     }
     Ok(())
 }
@@ -151,6 +187,10 @@ fn fill(m: &Memset, mem: &mut Memories) -> Result<(), String> {
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
     let direct = s.is_copy() && s.src.space != s.dst.space && contiguous_start(&s.src.pattern).is_some();
     mem.per_slice(&s.slices, &[s.src.space, s.dst.space], |one| {
+        let (site, through) = (one.site(s.src.space), one.through);
+        if direct && through.copy(site, &s.src.pattern, one.get(s.dst.space), &s.dst.pattern) {
+            return Ok(());
+        }
         if direct {
             let at = contiguous_start(&s.src.pattern).expect("one run");
             let len = s.src.pattern.bytes().unwrap_or(0) as usize;
@@ -199,19 +239,28 @@ fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
 /// The matmul on every slice of its range, in parallel.
 fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
     mem.per_slice(&mm.slices, &[Space::Dm, Space::Acc, Space::Trf], |one| {
+        let a = OperandA { site: one.site(Space::Dm), through: one.through, slice: one.slice };
         let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
-        matmul_slice(mm, dm, trf, acc, one.slice, cfg)
+        matmul_slice(mm, a, dm, trf, acc, cfg)
     })
 }
 
-/// One slice's `C (+)= A · B`. `f32` operands in one run of bytes are used in place (no copy); others are gathered
-/// and widened.
+/// Where one slice's `A` is: its data memory, read through to HBM where a DMA's forward holds the tile.
+#[derive(Clone, Copy)]
+struct OperandA<'a> {
+    site: Site,
+    through: Through<'a>,
+    slice: u64,
+}
+
+/// One slice's `C (+)= A · B`. `f32` operands whose bytes lie as `f32` rows are used in place (no copy); others are
+/// gathered and widened.
 fn matmul_slice(
     mm: &Matmul,
+    a: OperandA<'_>,
     dm: &Bytes,
     trf: &Bytes,
     acc: &mut Bytes,
-    slice: u64,
     cfg: &NpuConfig,
 ) -> Result<(), String> {
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
@@ -221,46 +270,69 @@ fn matmul_slice(
     if mm.from != ElemType::I8 {
         let mut bt: Vec<f32> = Vec::with_capacity(k * n);
         for j in 0..n {
-            let raw = column(j).map_err(unwritten(Space::Trf, slice))?;
+            let raw = column(j).map_err(unwritten(Space::Trf, a.slice))?;
             match (mm.from, bytemuck::try_cast_slice::<u8, f32>(raw)) {
                 (ElemType::F32, Ok(floats)) => bt.extend_from_slice(floats),
                 (t, _) => bt.extend(widen(t, raw)),
             }
         }
-        return float_matmul(mm, dm, &bt, acc, slice);
+        let (rows, lda) = float_a(mm, a, dm)?;
+        return float_matmul(mm, &rows, lda, &bt, acc, a.slice);
     }
     let mut bt = Vec::with_capacity(k * n);
     for j in 0..n {
-        bt.extend_from_slice(column(j).map_err(unwritten(Space::Trf, slice))?);
+        bt.extend_from_slice(column(j).map_err(unwritten(Space::Trf, a.slice))?);
     }
-    let a = gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?;
-    let c = accumulator(mm, acc, slice)?;
-    scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &a, &bt, c)));
+    let bytes = match a.through.read(a.site, &mm.a.pattern) {
+        Some(bytes) => bytes,
+        None => gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, a.slice))?,
+    };
+    let c = accumulator(mm, acc, a.slice)?;
+    scatter(acc, &mm.c.pattern, &word_bytes(&integer_matmul(m, k, n, &bytes, &bt, c)));
     Ok(())
 }
 
-/// One slice's float `C (+)= A · B`, `B` given as `Bᵀ` widened to `f32`. `f32` operands in one run of bytes are
-/// used in place.
-fn float_matmul(mm: &Matmul, dm: &Bytes, bt: &[f32], acc: &mut Bytes, slice: u64) -> Result<(), String> {
-    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
-    let a: Cow<[f32]> = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
+/// `A` as `f32` rows and the elements from one row to the next: in place where its bytes lie as `f32` rows (in
+/// HBM behind a forward, or in one run of data memory), else gathered and widened.
+fn float_a<'a>(mm: &Matmul, a: OperandA<'a>, dm: &'a Bytes) -> Result<(Cow<'a, [f32]>, usize), String> {
+    let (m, k) = (mm.m as usize, mm.k as usize);
+    if mm.from == ElemType::F32 {
+        if let Some((raw, stride)) = a.through.rows(a.site, &mm.a.pattern, m, k * 4) {
+            let floats = bytemuck::try_cast_slice(&raw[..(m - 1) * stride + k * 4]).ok().filter(|_| stride % 4 == 0);
+            if let Some(floats) = floats {
+                return Ok((Cow::Borrowed(floats), stride / 4));
+            }
+        }
+    }
+    if let Some(bytes) = a.through.read(a.site, &mm.a.pattern) {
+        return Ok((Cow::Owned(widen(mm.from, &bytes)), k));
+    }
+    let rows = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
         Some(at) => {
-            let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, slice))?;
+            let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, a.slice))?;
             bytemuck::try_cast_slice(raw).map_or_else(|_| Cow::Owned(widen(ElemType::F32, raw)), Cow::Borrowed)
         }
-        None => Cow::Owned(widen(mm.from, &gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, slice))?)),
+        None => Cow::Owned(widen(mm.from, &gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, a.slice))?)),
     };
+    Ok((rows, k))
+}
+
+/// One slice's float `C (+)= A · B`: `A`'s rows `lda` elements apart, `B` given as `Bᵀ` widened to `f32`. `C` in one
+/// run of bytes is used in place.
+fn float_matmul(mm: &Matmul, a: &[f32], lda: usize, bt: &[f32], acc: &mut Bytes, slice: u64) -> Result<(), String> {
+    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
+    let b_strides = (1, k as isize);
     if let Some(at) = contiguous_start(&mm.c.pattern) {
         if mm.accumulate {
             acc.read(at, m * n * 4).map_err(unwritten(Space::Acc, slice))?;
         }
         if let Ok(c) = bytemuck::try_cast_slice_mut::<u8, f32>(acc.write_in_place(at, m * n * 4)) {
-            f32::gemm_bt(m, k, n, &a, bt, c, mm.accumulate);
+            f32::gemm_strided(m, k, n, a, lda, bt, b_strides, c, mm.accumulate);
             return Ok(());
         }
     }
     let mut c: Vec<f32> = accumulator(mm, acc, slice)?.into_iter().map(f32::from_bits).collect();
-    f32::gemm_bt(m, k, n, &a, bt, &mut c, mm.accumulate);
+    f32::gemm_strided(m, k, n, a, lda, bt, b_strides, &mut c, mm.accumulate);
     scatter(acc, &mm.c.pattern, &word_bytes(&c.into_iter().map(f32::to_bits).collect::<Vec<_>>()));
     Ok(())
 }

@@ -1,33 +1,41 @@
 //! The interpreter's memories: byte arrays that remember, a bit per byte, which bytes hold data (reading a byte
-//! nothing wrote is an error, never a stale value), one per HBM buffer and one per data-memory slice, the slices allocated when first
-//! touched; and the conversion between a buffer's bytes and an array of its element type (little-endian).
+//! nothing wrote is an error, never a stale value), one per HBM buffer and one per on-chip memory of a slice;
+//! and the conversion between a buffer's bytes and an array of its element type (little-endian).
 
+use crate::array::alloc::{zeroed, AllocError, Zeroable};
 use crate::array::{Array, DType, Data};
 use crate::machine::ElemType;
-use half::{bf16, f16};
+use bytemuck::Pod;
+use rayon::prelude::*;
+use std::borrow::Cow;
 
-/// Bytes and, per byte, whether something wrote it (a bit per byte).
+/// Bytes and, per byte, whether something wrote it (a bit per byte), with the count of bytes nothing wrote (so
+/// reads of a memory written whole, such as a bound input, check nothing).
 #[derive(Clone, Debug)]
 pub struct Bytes {
     data: Vec<u8>,
     written: Vec<u64>,
+    unwritten: usize,
 }
 
 impl Bytes {
     /// `len` bytes nothing has written.
     pub fn empty(len: usize) -> Bytes {
-        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)] }
+        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)], unwritten: len }
     }
 
     /// `data`, all written.
     pub fn full(data: Vec<u8>) -> Bytes {
-        let mut bytes = Bytes { written: vec![0; data.len().div_ceil(64)], data };
+        let mut bytes = Bytes { written: vec![0; data.len().div_ceil(64)], unwritten: data.len(), data };
         bytes.mark(0, bytes.data.len());
         bytes
     }
 
     /// Bytes `[at, at + len)`, or the offset of the first one nothing wrote (the caller checked the bounds).
     pub fn read(&self, at: usize, len: usize) -> Result<&[u8], usize> {
+        if self.unwritten == 0 {
+            return Ok(&self.data[at..at + len]);
+        }
         match self.first_unwritten(at, at + len) {
             Some(k) => Err(k),
             None => Ok(&self.data[at..at + len]),
@@ -46,18 +54,78 @@ impl Bytes {
         &mut self.data[at..at + len]
     }
 
-    /// The bytes, whether written or not (unwritten ones are 0).
-    pub fn raw(&self) -> &[u8] {
+    /// The bytes from `at` on, whether written or not (for a caller that checked they were).
+    pub fn unchecked_from(&self, at: usize) -> &[u8] {
+        &self.data[at..]
+    }
+
+    /// Whether every byte has been written.
+    pub fn all_written(&self) -> bool {
+        self.unwritten == 0
+    }
+
+    /// How many bytes there are.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The same memory with nothing written: its old bytes stay but cannot be read until written again (a memory
+    /// reused by the next run costs a pass over its written bits, not fresh pages).
+    pub fn cleared(mut self) -> Bytes {
+        self.written.fill(0);
+        self.unwritten = self.data.len();
+        self
+    }
+
+    /// All the bytes, those nothing wrote set to 0 (what a buffer reads back as).
+    pub fn contents(&mut self) -> &[u8] {
+        if self.unwritten == 0 {
+            return &self.data;
+        }
+        let len = self.data.len();
+        for (word, &bits) in self.written.iter().enumerate().filter(|(_, &b)| b != u64::MAX) {
+            let bytes = &mut self.data[word * 64..(word * 64 + 64).min(len)];
+            if bits == 0 {
+                bytes.fill(0);
+                continue;
+            }
+            for (_, byte) in bytes.iter_mut().enumerate().filter(|(b, _)| bits & (1 << b) == 0) {
+                *byte = 0;
+            }
+        }
         &self.data
     }
 
-    /// Marks `[from, to)` written, a word at a time.
+    /// Marks `[from, to)` written: the partial words at the ends bit by bit, the whole words between at once.
     fn mark(&mut self, from: usize, to: usize) {
+        if self.unwritten == 0 || from >= to {
+            return;
+        }
+        let (first, last) = (from.div_ceil(64), to / 64);
+        if first >= last {
+            return self.mark_bits(from, to);
+        }
+        self.mark_bits(from, first * 64);
+        let words = &mut self.written[first..last];
+        self.unwritten -= words.iter().map(|w| w.count_zeros() as usize).sum::<usize>();
+        words.fill(u64::MAX);
+        self.mark_bits(last * 64, to);
+    }
+
+    /// Marks `[from, to)` written, a word at a time.
+    fn mark_bits(&mut self, from: usize, to: usize) {
         let mut at = from;
         while at < to {
             let (word, bit) = (at / 64, at % 64);
             let n = (64 - bit).min(to - at);
-            self.written[word] |= mask(bit, n);
+            let fresh = !self.written[word] & mask(bit, n);
+            self.written[word] |= fresh;
+            self.unwritten -= fresh.count_ones() as usize;
             at += n;
         }
     }
@@ -96,41 +164,54 @@ pub fn dtype_of(elem: ElemType) -> Option<DType> {
     })
 }
 
-/// The little-endian bytes of `array`'s elements.
-pub fn to_bytes(array: &Array) -> Option<Vec<u8>> {
-    fn pack<T: Copy, const N: usize>(v: &[T], bytes: impl Fn(T) -> [u8; N]) -> Vec<u8> {
-        let mut out = vec![0u8; v.len() * N];
-        for (chunk, &x) in out.chunks_exact_mut(N).zip(v) {
-            chunk.copy_from_slice(&bytes(x));
+/// Bytes per piece of a buffer read back on one thread.
+const COPY_PIECE: usize = 1 << 20;
+
+/// The little-endian bytes of `array`'s elements: its own memory on a little-endian host.
+pub fn to_bytes(array: &Array) -> Option<Cow<'_, [u8]>> {
+    fn le<T: Pod>(v: &[T]) -> Cow<'_, [u8]> {
+        let bytes: &[u8] = bytemuck::cast_slice(v);
+        if cfg!(target_endian = "little") {
+            return Cow::Borrowed(bytes);
         }
-        out
+        let mut owned = bytes.to_vec();
+        owned.chunks_exact_mut(std::mem::size_of::<T>()).for_each(<[u8]>::reverse);
+        Cow::Owned(owned)
     }
     Some(match array.data() {
-        Data::F32(v) => pack(v, f32::to_le_bytes),
-        Data::BF16(v) => pack(v, |x: bf16| x.to_bits().to_le_bytes()),
-        Data::F16(v) => pack(v, |x: f16| x.to_bits().to_le_bytes()),
-        Data::I8(v) => pack(v, i8::to_le_bytes),
-        Data::I32(v) => pack(v, i32::to_le_bytes),
+        Data::F32(v) => le(v),
+        Data::BF16(v) => le(v),
+        Data::F16(v) => le(v),
+        Data::I8(v) => le(v),
+        Data::I32(v) => le(v),
         _ => return None,
     })
 }
 
-/// The array of `dtype` elements (a vector) that `bytes` hold.
-pub fn from_bytes(dtype: DType, bytes: &[u8]) -> Option<Array> {
+/// The array of `dtype` elements (a vector) that `bytes` hold, `None` for a type arrays of bytes do not have; an
+/// error when its memory cannot be allocated.
+pub fn from_bytes(dtype: DType, bytes: &[u8]) -> Result<Option<Array>, AllocError> {
+    fn elements<T: Pod + Zeroable>(bytes: &[u8]) -> Result<Vec<T>, AllocError> {
+        let mut v: Vec<T> = zeroed(bytes.len() / std::mem::size_of::<T>())?;
+        let out: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
+        // In pieces on rayon's threads: the copy is mostly the first touch of fresh pages.
+        let n = out.len();
+        out.par_chunks_mut(COPY_PIECE).zip(bytes[..n].par_chunks(COPY_PIECE)).for_each(|(o, b)| o.copy_from_slice(b));
+        if cfg!(target_endian = "big") {
+            out.chunks_exact_mut(std::mem::size_of::<T>()).for_each(<[u8]>::reverse);
+        }
+        Ok(v)
+    }
     let data = match dtype {
-        DType::F32 => Data::F32(bytes.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()),
-        DType::BF16 => {
-            Data::BF16(bytes.chunks_exact(2).map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect())
-        }
-        DType::F16 => {
-            Data::F16(bytes.chunks_exact(2).map(|c| f16::from_bits(u16::from_le_bytes([c[0], c[1]]))).collect())
-        }
-        DType::I8 => Data::I8(bytes.iter().map(|&b| b as i8).collect()),
-        DType::I32 => Data::I32(bytes.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect()),
-        _ => return None,
+        DType::F32 => Data::F32(elements(bytes)?),
+        DType::BF16 => Data::BF16(elements(bytes)?),
+        DType::F16 => Data::F16(elements(bytes)?),
+        DType::I8 => Data::I8(elements(bytes)?),
+        DType::I32 => Data::I32(elements(bytes)?),
+        _ => return Ok(None),
     };
     let len = data.len() as u64;
-    Array::new(vec![len], data).ok()
+    Ok(Array::new(vec![len], data).ok())
 }
 
 #[cfg(test)]
@@ -145,5 +226,19 @@ mod tests {
         assert_eq!(m.read(59, 2), Err(59));
         assert_eq!(m.read(100, 40), Err(130));
         assert_eq!(Bytes::full(vec![1; 129]).read(0, 129).unwrap().len(), 129);
+    }
+
+    #[test]
+    fn a_memory_written_whole_in_overlapping_pieces_reads_whole() {
+        let mut m = Bytes::empty(100);
+        m.write(0, &[1; 50]);
+        m.write(40, &[2; 60]);
+        assert_eq!(m.unwritten, 0);
+        assert_eq!(m.read(0, 100).unwrap()[45], 2);
+        let mut m = m.cleared();
+        assert_eq!(m.read(99, 1), Err(99));
+        m.write(70, &[3; 3]);
+        let contents = m.contents();
+        assert_eq!((contents[69], contents[70], contents[72], contents[73], contents[0]), (0, 3, 3, 0, 0));
     }
 }

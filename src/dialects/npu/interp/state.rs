@@ -2,7 +2,9 @@
 //! (allocated when first touched, so untouched slices cost nothing), and reading an operand's bytes out of a memory
 //! (`gather`, an error on a byte nothing wrote) and writing them back (`scatter`).
 
+use super::forward::{Forwards, Through};
 use super::memory::Bytes;
+use super::spare::Spare;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
@@ -18,12 +20,24 @@ pub struct Memories {
     pub slices: HashMap<Site, Bytes>,
     /// The bytes of each space per slice, in the order of [`Space::ALL`].
     capacity: [u64; 4],
+    /// Memories of the last run, for the on-chip memories touched first.
+    spare: Spare,
+    /// DMAs not carried out yet.
+    pub(super) forwards: Forwards,
 }
 
 impl Memories {
-    /// The memories, HBM bound to `hbm`, nothing on chip written yet.
-    pub fn new(hbm: Vec<Bytes>, cfg: &NpuConfig) -> Memories {
-        Memories { hbm, slices: HashMap::new(), capacity: Space::ALL.map(|s| s.capacity(cfg)) }
+    /// The memories, HBM bound to `hbm`, nothing on chip written yet; new on-chip memories come from `spare`.
+    pub fn new(hbm: Vec<Bytes>, cfg: &NpuConfig, spare: Spare) -> Memories {
+        let capacity = Space::ALL.map(|s| s.capacity(cfg));
+        Memories { hbm, slices: HashMap::new(), capacity, spare, forwards: Forwards::default() }
+    }
+
+    /// Every memory of this run, kept for the next (what is left of the last run's is let go).
+    pub fn into_spare(self) -> Spare {
+        let mut spare = Spare::default();
+        self.hbm.into_iter().chain(self.slices.into_values()).for_each(|b| spare.keep(b));
+        spare
     }
 
     /// The memory at `site`.
@@ -32,7 +46,7 @@ impl Memories {
             Site::Hbm(region) => &mut self.hbm[region as usize],
             Site::Slice(space, ..) => {
                 let size = self.capacity[space.index()] as usize;
-                self.slices.entry(site).or_insert_with(|| Bytes::empty(size))
+                self.slices.entry(site).or_insert_with(|| self.spare.take(size))
             }
         }
     }
@@ -84,21 +98,34 @@ impl Memories {
 }
 
 /// One slice's memories, taken out of [`Memories`] so that the slices of an instruction can run in parallel.
-pub struct SliceMemories {
+pub struct SliceMemories<'a> {
     /// The slice's number in its cluster.
     pub slice: u64,
     /// Its memories of the spaces the instruction names, in the order of [`Space::ALL`] (`None` for the others).
     pub spaces: [Option<Bytes>; 4],
+    /// The instruction's slices.
+    pub slices: Slices,
+    /// What it reads through to HBM.
+    pub through: Through<'a>,
 }
 
-impl SliceMemories {
+impl SliceMemories<'_> {
+    /// The memory of `space` of this slice.
+    pub fn site(&self, space: Space) -> Site {
+        self.slices.site(space, self.slice)
+    }
+
     /// Its memory of `space` (one the instruction names).
     pub fn get(&mut self, space: Space) -> &mut Bytes {
         self.spaces[space.index()].as_mut().expect("a space the instruction names")
     }
 
-    /// Operand `o`'s bytes, or an error naming the first byte nothing wrote.
+    /// Operand `o`'s bytes (read through to HBM when a DMA's forward holds them), or an error naming the first byte
+    /// nothing wrote.
     pub fn read(&self, o: &Operand) -> Result<Vec<u8>, String> {
+        if let Some(bytes) = self.through.read(self.site(o.space), &o.pattern) {
+            return Ok(bytes);
+        }
         let bytes = self.spaces[o.space.index()].as_ref().expect("a space the instruction names");
         gather(bytes, &o.pattern).map_err(unwritten(o.space, self.slice))
     }
@@ -123,17 +150,21 @@ impl Memories {
         used: &[Space],
         f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
     ) -> Result<(), String> {
-        let mut taken: Vec<SliceMemories> = (slices.first..slices.end)
+        let spaces: Vec<[Option<Bytes>; 4]> = (slices.first..slices.end)
             .map(|slice| {
-                let spaces = Space::ALL.map(|space| {
+                Space::ALL.map(|space| {
                     let site = slices.site(space, slice);
                     used.contains(&space).then(|| {
                         self.get(site);
                         self.slices.remove(&site).expect("allocated")
                     })
-                });
-                SliceMemories { slice, spaces }
+                })
             })
+            .collect();
+        let through = Through { hbm: &self.hbm, forwards: &self.forwards };
+        let mut taken: Vec<SliceMemories> = (slices.first..slices.end)
+            .zip(spaces)
+            .map(|(slice, spaces)| SliceMemories { slice, spaces, slices: *slices, through })
             .collect();
         let results: Vec<Result<(), String>> = taken.par_iter_mut().map(&f).collect();
         for one in taken {

@@ -1,0 +1,233 @@
+//! DMAs out of HBM carried out lazily (copy elision). A DMA that reads an HBM buffer and writes one run of bytes
+//! records a *forward* instead of copying: its destination bytes are, by definition, the bytes its source pattern
+//! reads, as they are now. The copy waits until something needs the bytes where they are:
+//!
+//! - a stream or a matmul that reads the run whole reads through to HBM (the matmul's `A` tile in place, with its
+//!   row stride, so a tile a DMA brought in is never copied at all);
+//! - an instruction that overwrites the run whole (and does not read it) drops it;
+//! - anything else that touches it and a write to the HBM it reads carry it out first, and so does the end of
+//!   the run when it is in HBM.
+//!
+//! A forward's source cannot change while it lives and its destination is read only through it, so every
+//! instruction sees the bytes an eager copy would have left: the results are the same, byte for byte.
+
+use super::memory::Bytes;
+use super::execute::copy_pattern;
+use super::state::{contiguous_start, gather, scatter, Memories};
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::Dma;
+use crate::dialects::npu::ops::instruction::{Access, Site};
+use std::collections::{BTreeMap, HashMap};
+
+/// A DMA not carried out yet: `len` bytes from `at` of its destination are the bytes `pattern` reads from HBM buffer
+/// `src`.
+#[derive(Clone, Debug)]
+pub struct Forward {
+    /// The kernel argument whose buffer it reads.
+    pub src: u32,
+    /// What it reads there.
+    pub pattern: AccessPattern,
+    /// Where its bytes start in the destination.
+    pub at: usize,
+    /// How many there are.
+    pub len: usize,
+}
+
+/// The forwards alive: by destination memory and first byte, and how many read each HBM buffer.
+#[derive(Debug, Default)]
+pub struct Forwards {
+    into: HashMap<Site, BTreeMap<usize, Forward>>,
+    from: HashMap<u32, usize>,
+    live: usize,
+}
+
+impl Forwards {
+    /// The forward whose destination is exactly bytes `[at, at + len)` of `site`.
+    pub fn exact(&self, site: Site, at: usize, len: usize) -> Option<&Forward> {
+        self.into.get(&site)?.get(&at).filter(|f| f.len == len)
+    }
+
+    /// The first bytes of the forwards into `site` that meet bytes `[low, high)`.
+    fn meeting(&self, site: Site, low: i128, high: i128) -> Vec<usize> {
+        let Some(map) = self.into.get(&site) else { return vec![] };
+        let (low, high) = (low.max(0) as usize, high.max(0) as usize);
+        // Forwards do not overlap, so only the last one starting below `low` can reach into the range.
+        let below = map.range(..low).next_back().filter(|(_, f)| f.at + f.len > low).map(|(&k, _)| k);
+        below.into_iter().chain(map.range(low..high).map(|(&k, _)| k)).collect()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+}
+
+/// What an instruction can read through: the HBM buffers and the forwards into its memories.
+#[derive(Clone, Copy)]
+pub struct Through<'a> {
+    /// The HBM buffers, by kernel argument.
+    pub hbm: &'a [Bytes],
+    /// The forwards alive.
+    pub forwards: &'a Forwards,
+}
+
+impl<'a> Through<'a> {
+    /// The bytes `pattern` reads from `site` when they are one forward's, whole, read from HBM.
+    pub fn read(&self, site: Site, pattern: &AccessPattern) -> Option<Vec<u8>> {
+        let f = self.forwards.exact(site, contiguous_start(pattern)?, pattern.bytes()? as usize)?;
+        Some(gather(&self.hbm[f.src as usize], &f.pattern).expect("checked written when forwarded"))
+    }
+
+    /// Copies the bytes `pattern` reads from `site` to `dp`'s packets in `to`, from HBM, when they are one forward's
+    /// whole; whether they were.
+    pub fn copy(&self, site: Site, pattern: &AccessPattern, to: &mut Bytes, dp: &AccessPattern) -> bool {
+        let Some(f) = contiguous_start(pattern).and_then(|at| self.forwards.exact(site, at, pattern.bytes()? as usize))
+        else {
+            return false;
+        };
+        let from = &self.hbm[f.src as usize];
+        if f.pattern.packet == dp.packet && f.pattern.packets() == dp.packets() {
+            copy_pattern(from, &f.pattern, to, dp).expect("checked written when forwarded");
+        } else {
+            scatter(to, dp, &gather(from, &f.pattern).expect("checked written when forwarded"));
+        }
+        true
+    }
+
+    /// `rows` rows of `row` bytes that `pattern` reads from `site` as they lie in HBM, when they are one forward's
+    /// whole and it reads one row per packet at a fixed stride: the bytes from the first row on and the stride.
+    pub fn rows(&self, site: Site, pattern: &AccessPattern, rows: usize, row: usize) -> Option<(&'a [u8], usize)> {
+        let f = self.forwards.exact(site, contiguous_start(pattern)?, rows * row)?;
+        let loops: Vec<_> = f.pattern.loops.iter().filter(|l| l.count > 1).collect();
+        let stride = match loops[..] {
+            [] => row as i64,
+            [l] if f.pattern.packet as usize == row => l.stride,
+            _ if f.pattern.contiguous_run() as usize == rows * row => row as i64,
+            _ => return None,
+        };
+        let stride = usize::try_from(stride).ok().filter(|&s| s >= row)?;
+        Some((self.hbm[f.src as usize].unchecked_from(f.pattern.base as usize), stride))
+    }
+}
+
+impl Memories {
+    /// The HBM buffers and the forwards, to read through.
+    pub fn through(&self) -> Through<'_> {
+        Through { hbm: &self.hbm, forwards: &self.forwards }
+    }
+
+    /// Makes an instruction's `accesses` safe to carry out on the bytes where they are. A write carries out the
+    /// forwards out of the HBM buffer it writes, and drops those it overwrites whole (when the instruction does not
+    /// read them) or carries them out; a read carries out the forwards it meets, except one it reads whole when
+    /// `through` (the instruction reads such runs through to HBM).
+    pub fn settle(&mut self, accesses: &[Access], through: bool) {
+        if self.forwards.is_empty() {
+            return;
+        }
+        for w in accesses.iter().filter(|a| a.write) {
+            if let Site::Hbm(buffer) = w.site {
+                self.carry_out_from(buffer);
+            }
+            let Some((low, high)) = w.pattern.range() else { continue };
+            let whole = contiguous_start(&w.pattern).map(|at| (at, at + w.pattern.bytes().unwrap_or(0) as usize));
+            for at in self.forwards.meeting(w.site, low, high) {
+                let f = &self.forwards.into[&w.site][&at];
+                let covered = whole.is_some_and(|(s, e)| s <= f.at && f.at + f.len <= e);
+                let (fl, fh) = (f.at as i128, (f.at + f.len) as i128);
+                let read = accesses.iter().any(|r| {
+                    !r.write && r.site == w.site && r.pattern.range().is_some_and(|(l, h)| l < fh && fl < h)
+                });
+                if covered && !read {
+                    self.drop_forward(w.site, at);
+                } else {
+                    self.carry_out(w.site, at);
+                }
+            }
+        }
+        for r in accesses.iter().filter(|a| !a.write) {
+            let Some((low, high)) = r.pattern.range() else { continue };
+            let whole = contiguous_start(&r.pattern).zip(r.pattern.bytes());
+            if through && whole.is_some_and(|(at, len)| self.forwards.exact(r.site, at, len as usize).is_some()) {
+                continue;
+            }
+            for at in self.forwards.meeting(r.site, low, high) {
+                self.carry_out(r.site, at);
+            }
+        }
+    }
+
+    /// Records `dma` as a forward when it reads an HBM buffer and writes one run of another memory (after
+    /// [`Memories::settle`] for its accesses); whether it did. Its source bytes must all have been written, as for a
+    /// copy.
+    pub fn forward(&mut self, dma: &Dma) -> Result<bool, usize> {
+        let (src, dst) = (Site::of(&dma.src.memory), Site::of(&dma.dst.memory));
+        let (Site::Hbm(buffer), Some(at), Some(len)) = (src, contiguous_start(&dma.dst.pattern), dma.dst.pattern.bytes())
+        else {
+            return Ok(false);
+        };
+        if src == dst {
+            return Ok(false);
+        }
+        let pattern = &dma.src.pattern;
+        let from = &self.hbm[buffer as usize];
+        if !from.all_written() {
+            for offset in pattern.offsets() {
+                from.read((pattern.base as i128 + offset) as usize, pattern.packet as usize)?;
+            }
+        }
+        // The destination's written bits stay as they are: its bytes are read only through the forward until it is
+        // carried out (which writes and marks them) or overwritten whole.
+        let len = len as usize;
+        let f = Forward { src: buffer, pattern: pattern.clone(), at, len };
+        self.forwards.into.entry(dst).or_default().insert(at, f);
+        *self.forwards.from.entry(buffer).or_insert(0) += 1;
+        self.forwards.live += 1;
+        Ok(true)
+    }
+
+    /// Carries out the forwards left into HBM buffers, before they are read back (on-chip memories are not: nothing
+    /// reads them after the run).
+    pub fn carry_out_into_hbm(&mut self) {
+        let sites: Vec<Site> = self.forwards.into.keys().copied().filter(|s| matches!(s, Site::Hbm(_))).collect();
+        for site in sites {
+            let firsts: Vec<usize> = self.forwards.into[&site].keys().copied().collect();
+            for at in firsts {
+                self.carry_out(site, at);
+            }
+        }
+    }
+
+    /// Carries out the forwards that read HBM buffer `buffer` (before something writes it).
+    fn carry_out_from(&mut self, buffer: u32) {
+        if self.forwards.from.get(&buffer).is_none_or(|&n| n == 0) {
+            return;
+        }
+        let mut found: Vec<(Site, usize)> = Vec::new();
+        for (&site, map) in &self.forwards.into {
+            found.extend(map.values().filter(|f| f.src == buffer).map(|f| (site, f.at)));
+        }
+        for (site, at) in found {
+            self.carry_out(site, at);
+        }
+    }
+
+    /// Copies the forward at byte `at` of `site` into place and forgets it.
+    fn carry_out(&mut self, site: Site, at: usize) {
+        let f = self.drop_forward(site, at);
+        let (from, to) = self.pair(Site::Hbm(f.src), site);
+        let (base, packet) = (f.pattern.base as i128, f.pattern.packet as usize);
+        for (k, offset) in f.pattern.offsets().enumerate() {
+            let bytes = from.read((base + offset) as usize, packet).expect("checked written when forwarded");
+            to.write(f.at + k * packet, bytes);
+        }
+    }
+
+    /// Forgets the forward at byte `at` of `site`.
+    fn drop_forward(&mut self, site: Site, at: usize) -> Forward {
+        let f = self.forwards.into.get_mut(&site).and_then(|m| m.remove(&at)).expect("a forward");
+        if let Some(n) = self.forwards.from.get_mut(&f.src) {
+            *n -= 1;
+        }
+        self.forwards.live -= 1;
+        f
+    }
+}
