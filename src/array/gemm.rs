@@ -48,11 +48,13 @@ macro_rules! gemm_impl {
                 c: &mut [$t],
                 accumulate: bool,
             ) {
-                assert!(b.len() >= k * n && c.len() >= m * n, "GEMM operands too short");
+                let fits = |len: usize, need: Option<usize>| need.is_some_and(|need| len >= need);
+                assert!(fits(b.len(), k.checked_mul(n)) && fits(c.len(), m.checked_mul(n)), "GEMM operands too short");
                 if m == 0 || n == 0 {
                     return;
                 }
-                assert!(lda >= k && a.len() >= (m - 1) * lda + k, "GEMM operand a too short for its rows");
+                let rows = (m - 1).checked_mul(lda).and_then(|r| r.checked_add(k));
+                assert!(lda >= k && lda <= isize::MAX as usize && fits(a.len(), rows), "GEMM operand a too short");
                 let last = (k.max(1) - 1) as isize * rs + (n - 1) as isize * cs;
                 assert!(rs >= 0 && cs >= 0 && (k == 0 || (last as usize) < b.len()), "GEMM strides outside b");
                 let (rk, rn) = (lda as isize, n as isize);
@@ -88,3 +90,26 @@ macro_rules! gemm_impl {
 }
 gemm_impl!(f32);
 gemm_impl!(f64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tile_of_a_wider_matrix_multiplies_as_its_copy() {
+        let wide: Vec<f32> = (0..24).map(|i| i as f32).collect(); // 4 rows of 6: the tile is the first 3 columns
+        let tile: Vec<f32> = (0..4).flat_map(|r| wide[r * 6..r * 6 + 3].to_vec()).collect();
+        let bt = [1.0, -2.0, 0.5, 3.0, 1.0, -1.0];
+        let (mut strided, mut packed) = (vec![0.0; 8], vec![0.0; 8]);
+        f32::gemm_strided(4, 3, 2, &wide, 6, &bt, (1, 3), &mut strided, false);
+        f32::gemm_bt(4, 3, 2, &tile, &bt, &mut packed, false);
+        assert_eq!(strided, packed);
+    }
+
+    #[test]
+    #[should_panic(expected = "GEMM operand a too short")]
+    fn a_row_stride_that_wraps_is_refused() {
+        let (a, mut c) = ([1.0f32; 4], [0.0f32; 2]);
+        f32::gemm_strided(2, 4, 1, &a, usize::MAX - 3, &[1.0; 4], (1, 4), &mut c, false);
+    }
+}
