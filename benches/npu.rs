@@ -161,7 +161,8 @@ fn matmul() {
     let before = numpy("matmul1024");
     let t = time_launches(&text, &[a, bt]);
     let theirs = before.zip(numpy("matmul1024")).map(|(x, y)| (x + y) / 2.0);
-    let ratio = |t: f64| theirs.map_or("NumPy not found".to_string(), |n| format!("{:.2}× NumPy's {:.1} ms", t / n, n * 1e3));
+    let ratio =
+        |t: f64| theirs.map_or("NumPy not found".to_string(), |n| format!("{:.2}× NumPy's {:.1} ms", t / n, n * 1e3));
     println!(
         "| tiled f32 matmul 1024³ on 64 slices ({ops} instructions, makespan {} cycles): a run of the loaded program | {:.1} ms | {} |",
         run.schedule.makespan,
@@ -170,7 +171,11 @@ fn matmul() {
     );
     println!("| the same, first run on a new `Npu` (fresh pages) | {:.1} ms | {} |", t.cold * 1e3, ratio(t.cold));
     println!("| loading it (decode and schedule, once per program) | {:.1} ms | |", t.load * 1e3);
-    println!("| load and first run (what `tap-run` does) | {:.1} ms | {} |", (t.load + t.cold) * 1e3, ratio(t.load + t.cold));
+    println!(
+        "| load and first run (what `tap-run` does) | {:.1} ms | {} |",
+        (t.load + t.cold) * 1e3,
+        ratio(t.load + t.cold)
+    );
 }
 
 fn main() {

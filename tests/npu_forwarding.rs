@@ -61,17 +61,18 @@ fn ins() -> impl Strategy<Value = Ins> {
         Ins::Unary { relu, slice, src: base(len, x), dst: base(len, y), len }
     });
     let feed = proptest::option::weighted(0.6, (0u64..2, any::<u64>(), 0u64..3, 0u64..3));
-    let matmul = (0u64..2, 1u64..4, 1u64..4, 1u64..9, any::<[u64; 3]>(), feed).prop_map(|(slice, m, k, n, picks, feed)| {
-        let (m, k) = (2 * m, 2 * k);
-        let [a, b, c] = [m * k, n * k, m * n].map(|e| e * 4);
-        let feed = feed.map(|(buffer, pick, per, gap)| {
-            let per = [1, 2, m][per as usize];
-            let packet = per * k * 4;
-            let stride = packet + gap * 8;
-            (buffer, base((m / per - 1) * stride + packet, pick), per, stride)
+    let matmul =
+        (0u64..2, 1u64..4, 1u64..4, 1u64..9, any::<[u64; 3]>(), feed).prop_map(|(slice, m, k, n, picks, feed)| {
+            let (m, k) = (2 * m, 2 * k);
+            let [a, b, c] = [m * k, n * k, m * n].map(|e| e * 4);
+            let feed = feed.map(|(buffer, pick, per, gap)| {
+                let per = [1, 2, m][per as usize];
+                let packet = per * k * 4;
+                let stride = packet + gap * 8;
+                (buffer, base((m / per - 1) * stride + packet, pick), per, stride)
+            });
+            Ins::Matmul { slice, m, k, n, a: base(a, picks[0]), b: base(b, picks[1]), c: base(c, picks[2]), feed }
         });
-        Ins::Matmul { slice, m, k, n, a: base(a, picks[0]), b: base(b, picks[1]), c: base(c, picks[2]), feed }
-    });
     prop_oneof![3 => dma, 1 => unary, 1 => matmul]
 }
 

@@ -4,11 +4,11 @@
 
 use super::forward::Through;
 use super::memory::Bytes;
+use super::program::Program;
 use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
-use super::program::Program;
 use crate::dialects::npu::ops::instruction::{Access, Instruction, Site};
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::memset::Memset;

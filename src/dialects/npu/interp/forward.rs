@@ -11,8 +11,8 @@
 //! A forward's source cannot change while it lives and its destination is read only through it, so every
 //! instruction sees the bytes an eager copy would have left: the results are the same, byte for byte.
 
-use super::memory::Bytes;
 use super::execute::copy_pattern;
+use super::memory::Bytes;
 use super::state::{contiguous_start, gather, scatter, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -110,11 +110,6 @@ impl<'a> Through<'a> {
 }
 
 impl Memories {
-    /// The HBM buffers and the forwards, to read through.
-    pub fn through(&self) -> Through<'_> {
-        Through { hbm: &self.hbm, forwards: &self.forwards }
-    }
-
     /// Makes an instruction's `accesses` safe to carry out on the bytes where they are. A write carries out the
     /// forwards out of the HBM buffer it writes, and drops those it overwrites whole (when the instruction does not
     /// read them) or carries them out; a read carries out the forwards it meets, except one it reads whole when
@@ -133,9 +128,9 @@ impl Memories {
                 let f = &self.forwards.into[&w.site][&at];
                 let covered = whole.is_some_and(|(s, e)| s <= f.at && f.at + f.len <= e);
                 let (fl, fh) = (f.at as i128, (f.at + f.len) as i128);
-                let read = accesses.iter().any(|r| {
-                    !r.write && r.site == w.site && r.pattern.range().is_some_and(|(l, h)| l < fh && fl < h)
-                });
+                let read = accesses
+                    .iter()
+                    .any(|r| !r.write && r.site == w.site && r.pattern.range().is_some_and(|(l, h)| l < fh && fl < h));
                 if covered && !read {
                     self.drop_forward(w.site, at);
                 } else {
@@ -160,7 +155,8 @@ impl Memories {
     /// copy.
     pub fn forward(&mut self, dma: &Dma) -> Result<bool, usize> {
         let (src, dst) = (Site::of(&dma.src.memory), Site::of(&dma.dst.memory));
-        let (Site::Hbm(buffer), Some(at), Some(len)) = (src, contiguous_start(&dma.dst.pattern), dma.dst.pattern.bytes())
+        let (Site::Hbm(buffer), Some(at), Some(len)) =
+            (src, contiguous_start(&dma.dst.pattern), dma.dst.pattern.bytes())
         else {
             return Ok(false);
         };

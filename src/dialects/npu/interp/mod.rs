@@ -194,4 +194,3 @@ fn bind(program: &Program, inputs: &IndexMap<String, Array>, spare: &mut Spare) 
     }
     Ok(out)
 }
-
