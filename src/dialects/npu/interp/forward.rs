@@ -17,7 +17,7 @@ use super::state::{contiguous_start, gather, scatter, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::{Access, Site};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A DMA not carried out yet: `len` bytes from `at` of its destination are the bytes `pattern` reads from HBM buffer
 /// `src`.
@@ -33,11 +33,12 @@ pub struct Forward {
     pub len: usize,
 }
 
-/// The forwards alive: by destination memory and first byte, and how many read each HBM buffer.
+/// The forwards alive: by destination memory and first byte, and the same by the HBM buffer they read (so that a
+/// write to a buffer finds its own forwards without scanning the others).
 #[derive(Debug, Default)]
 pub struct Forwards {
     into: HashMap<Site, BTreeMap<usize, Forward>>,
-    from: HashMap<u32, usize>,
+    from: HashMap<u32, BTreeSet<(Site, usize)>>,
     live: usize,
 }
 
@@ -118,6 +119,9 @@ impl Memories {
         if self.forwards.is_empty() {
             return;
         }
+        // The byte ranges the instruction reads, by memory, gathered when a write first meets a forward: a forward it
+        // both reads and overwrites is carried out, not dropped.
+        let mut reads: Option<HashMap<Site, Vec<(i128, i128)>>> = None;
         for w in accesses.iter().filter(|a| a.write) {
             if let Site::Hbm(buffer) = w.site {
                 self.carry_out_from(buffer);
@@ -128,9 +132,8 @@ impl Memories {
                 let f = &self.forwards.into[&w.site][&at];
                 let covered = whole.is_some_and(|(s, e)| s <= f.at && f.at + f.len <= e);
                 let (fl, fh) = (f.at as i128, (f.at + f.len) as i128);
-                let read = accesses
-                    .iter()
-                    .any(|r| !r.write && r.site == w.site && r.pattern.range().is_some_and(|(l, h)| l < fh && fl < h));
+                let reads = reads.get_or_insert_with(|| read_ranges(accesses));
+                let read = reads.get(&w.site).is_some_and(|rs| rs.iter().any(|&(l, h)| l < fh && fl < h));
                 if covered && !read {
                     self.drop_forward(w.site, at);
                 } else {
@@ -175,7 +178,7 @@ impl Memories {
         let len = len as usize;
         let f = Forward { src: buffer, pattern: pattern.clone(), at, len };
         self.forwards.into.entry(dst).or_default().insert(at, f);
-        *self.forwards.from.entry(buffer).or_insert(0) += 1;
+        self.forwards.from.entry(buffer).or_default().insert((dst, at));
         self.forwards.live += 1;
         Ok(true)
     }
@@ -194,13 +197,7 @@ impl Memories {
 
     /// Carries out the forwards that read HBM buffer `buffer` (before something writes it).
     fn carry_out_from(&mut self, buffer: u32) {
-        if self.forwards.from.get(&buffer).is_none_or(|&n| n == 0) {
-            return;
-        }
-        let mut found: Vec<(Site, usize)> = Vec::new();
-        for (&site, map) in &self.forwards.into {
-            found.extend(map.values().filter(|f| f.src == buffer).map(|f| (site, f.at)));
-        }
+        let found: Vec<(Site, usize)> = self.forwards.from.remove(&buffer).into_iter().flatten().collect();
         for (site, at) in found {
             self.carry_out(site, at);
         }
@@ -220,10 +217,19 @@ impl Memories {
     /// Forgets the forward at byte `at` of `site`.
     fn drop_forward(&mut self, site: Site, at: usize) -> Forward {
         let f = self.forwards.into.get_mut(&site).and_then(|m| m.remove(&at)).expect("a forward");
-        if let Some(n) = self.forwards.from.get_mut(&f.src) {
-            *n -= 1;
+        if let Some(set) = self.forwards.from.get_mut(&f.src) {
+            set.remove(&(site, at));
         }
         self.forwards.live -= 1;
         f
     }
+}
+
+/// The byte ranges `accesses` read, by memory.
+fn read_ranges(accesses: &[Access]) -> HashMap<Site, Vec<(i128, i128)>> {
+    let mut reads: HashMap<Site, Vec<(i128, i128)>> = HashMap::new();
+    for r in accesses.iter().filter(|a| !a.write) {
+        reads.entry(r.site).or_default().extend(r.pattern.range());
+    }
+    reads
 }

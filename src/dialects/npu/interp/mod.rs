@@ -1,7 +1,8 @@
 //! The NPU interpreter: loads an `npu.kernel` once (`program`: decoded into steps, timed with the machine's cycle
 //! costs by `schedule`: queues, semaphores, barriers, deadlocks and races), then an [`Npu`] runs it on inputs,
-//! carrying out its data movement on byte memories (`memory`) in the order the steps started. A race-free program gives the same bytes in any order that keeps
-//! happens-before, and the schedule has already refused every other program.
+//! carrying out its data movement on byte memories (`memory`) in the order the steps started. A race-free program
+//! gives the same bytes in any order that keeps happens-before, and the schedule has already refused every other
+//! program.
 //!
 //! The kernel's buffers are its arguments, named `arg0`, `arg1`, ... in order: each is bound to an array of its
 //! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer that an
