@@ -2,6 +2,7 @@
 //! diagnostics, timing and statistics. `src/bin/tap-opt.rs` only forwards its arguments here.
 
 pub mod expected;
+pub mod lowered;
 pub mod options;
 pub mod run;
 pub mod split;

@@ -2,9 +2,11 @@
 //! to NumPy `.npy` files by name, its sinks written as `.npy` files (the role `mlir-runner` plays for MLIR); or
 //! runs an `npu.kernel` on the NPU interpreter, its buffers `arg0`, `arg1`, ... bound and written the same way.
 
+use super::lowered;
 use super::timing::TimingReport;
 use crate::array::{npy, Array};
 use crate::dialects;
+use crate::dialects::npu::interp::Run;
 use crate::dialects::teg::eval::{evaluate_timed, sources};
 use crate::ir::symbols::symbol_name;
 use crate::ir::verify::{verify, VerifyOptions};
@@ -17,13 +19,19 @@ use std::time::Instant;
 
 const HELP: &str = "OVERVIEW: Tapestry graph runner (the TEG reference evaluator and the NPU interpreter)
 
-USAGE: tap-run FILE.tap [--entry NAME] --input NAME=PATH.npy ... (--output-dir DIR | --print)
+USAGE: tap-run FILE.tap [--entry NAME] --input NAME=PATH.npy ... (--output-dir DIR | --print) [--lower [--check]]
 
 OPTIONS:
   --entry NAME           The teg.graph or npu.kernel to run (needed when the file has several)
   --input NAME=PATH      Binds source NAME (a kernel's buffers are arg0, arg1, ...) to the .npy file PATH
   --output-dir DIR       Writes each sink (each kernel buffer) as DIR/<name>.npy (created if missing)
   --print                Prints each sink (each kernel buffer) as `name = [[...]]` on standard output
+  --lower                For a graph: lowers it to an NPU kernel (the pipeline below) and runs that on the NPU
+                         interpreter, binding the same sources and writing the same sinks
+  --pipeline PIPELINE    The pipeline --lower runs on the module (default: tap-to-npu)
+  --check                With --lower: also runs the reference evaluator and compares every sink (integers
+                         exactly, f32 within 1e-6 + 1e-5 x |reference|, bf16 within 1e-2 + 1e-2 x |reference|);
+                         fails with the first differing cell
   --cost                 For a kernel: prints each queue's busy cycles and `makespan: N cycles` on standard output
   --trace FILE           For a kernel: writes a Chrome/Perfetto trace (JSON), one track per queue
   --machine KEY=VALUE    For a kernel: sets an NPU machine parameter (slices_per_cluster=16, profile=small, ...),
@@ -46,6 +54,9 @@ struct Args {
     machine: Vec<(String, String)>,
     print_machine: bool,
     timing: bool,
+    lower: bool,
+    check: bool,
+    pipeline: Option<String>,
     help: bool,
 }
 
@@ -65,6 +76,9 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
             "--cost" => out.cost = true,
             "--trace" => out.trace = Some(PathBuf::from(value("--trace")?)),
             "--timing" => out.timing = true,
+            "--lower" => out.lower = true,
+            "--check" => out.check = true,
+            "--pipeline" => out.pipeline = Some(value("--pipeline")?),
             "--print-machine" => out.print_machine = true,
             "--machine" => {
                 for item in value("--machine")?.split(',') {
@@ -105,8 +119,11 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
         return stdout.write_all(HELP.as_bytes()).map_err(|e| e.to_string());
     }
     let file = args.file.as_deref().ok_or("no input file (see --help)")?;
-    if args.output_dir.is_none() && !args.print {
-        return Err("nowhere to put the results: give --output-dir DIR or --print".into());
+    if args.output_dir.is_none() && !args.print && !args.check {
+        return Err("nowhere to put the results: give --output-dir DIR or --print (or --lower --check)".into());
+    }
+    if (args.check || args.pipeline.is_some()) && !args.lower {
+        return Err("--check and --pipeline go with --lower".into());
     }
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read '{file}': {e}"))?;
     let text = super::utf8_text(file, bytes).map_err(|located| {
@@ -130,6 +147,12 @@ fn run(args: &Args, stdout: &mut dyn Write, stderr: &mut dyn Write) -> Result<()
     }
     timing.add(0, "Verifier", verifying.elapsed());
     let graph = entry(&ctx, module, args.entry.as_deref())?;
+    if args.lower {
+        if ctx.op_name(graph) != "teg.graph" {
+            return Err("--lower lowers a teg.graph; the entry is already an npu.kernel".into());
+        }
+        return run_lowering(&mut ctx, module, graph, args, stdout, stderr);
+    }
     if ctx.op_name(graph) == "npu.kernel" {
         let outputs = run_kernel(&ctx, graph, args, stdout, stderr)?;
         return write_outputs(args, &outputs, stdout);
@@ -161,6 +184,9 @@ fn run_kernel(
     stdout: &mut dyn Write,
     stderr: &mut dyn Write,
 ) -> Result<IndexMap<String, Array>, String> {
+    if let Some(bindings) = lowered::bindings(ctx, kernel)? {
+        return run_bound_kernel(ctx, kernel, &bindings, args, stdout);
+    }
     let mut inputs = IndexMap::new();
     for (name, path) in &args.inputs {
         let bytes =
@@ -175,6 +201,46 @@ fn run_kernel(
         Some(d) => report(ctx, &[d], stderr),
         None => e.message,
     })?;
+    report_run(&run, args, stdout)?;
+    // The interpreter gives back the buffers the kernel writes and those nothing bound; an input it only read is
+    // printed as it was bound.
+    let mut outputs = run.buffers;
+    for (name, array) in inputs {
+        outputs.entry(name).or_insert(array);
+    }
+    let index = |name: &String| name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
+    outputs.sort_by(|a, _, b, _| index(a).cmp(&index(b)));
+    Ok(outputs)
+}
+
+/// Runs a kernel that says which source or sink each buffer holds (`npu.tensors`, as `convert-teg-to-npu`
+/// writes it): its inputs and outputs are the graph's, by name.
+fn run_bound_kernel(
+    ctx: &Context,
+    kernel: OpId,
+    bindings: &[lowered::Binding],
+    args: &Args,
+    stdout: &mut dyn Write,
+) -> Result<IndexMap<String, Array>, String> {
+    let mut inputs = IndexMap::new();
+    for (name, path) in &args.inputs {
+        if !bindings.iter().any(|b| b.role == "source" && &b.name == name) {
+            return Err(format!("--input {name}: the kernel's buffers hold no source named '{name}'"));
+        }
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("source '{name}': cannot read '{}': {e}", path.display()))?;
+        let array = npy::read(&bytes).map_err(|e| format!("source '{name}': '{}': {e}", path.display()))?;
+        if inputs.insert(name.clone(), array).is_some() {
+            return Err(format!("source '{name}' is bound twice"));
+        }
+    }
+    let (sinks, run) = lowered::run_lowered(ctx, kernel, bindings, &inputs)?;
+    report_run(&run, args, stdout)?;
+    Ok(sinks)
+}
+
+/// Prints the machine (`--print-machine`), the schedule's figures (`--cost`) and writes the trace (`--trace`).
+fn report_run(run: &Run, args: &Args, stdout: &mut dyn Write) -> Result<(), String> {
     if args.print_machine {
         write!(stdout, "{}", run.machine).map_err(|e| e.to_string())?;
     }
@@ -188,19 +254,57 @@ fn run_kernel(
         }
     }
     if let Some(path) = &args.trace {
-        let trace = crate::dialects::npu::interp::trace::chrome_trace(&run, run.machine.clock_hz);
+        let trace = crate::dialects::npu::interp::trace::chrome_trace(run, run.machine.clock_hz);
         let text = serde_json::to_string_pretty(&trace).map_err(|e| e.to_string())?;
         std::fs::write(path, text).map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
     }
-    // The interpreter gives back the buffers the kernel writes and those nothing bound; an input it only read is
-    // printed as it was bound.
-    let mut outputs = run.buffers;
-    for (name, array) in inputs {
-        outputs.entry(name).or_insert(array);
+    Ok(())
+}
+
+/// `--lower`: binds the graph's sources, evaluates the reference (`--check`), runs the pipeline on the module,
+/// runs the kernel it made of the graph and compares.
+fn run_lowering(
+    ctx: &mut Context,
+    module: OpId,
+    graph: OpId,
+    args: &Args,
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> Result<(), String> {
+    let inputs = bind(ctx, graph, &args.inputs)?;
+    let reference = match args.check {
+        true => Some(crate::dialects::teg::eval::evaluate(ctx, graph, &inputs).map_err(|e| match e.op {
+            Some(op) => report(ctx, &[Diagnostic::error(ctx.body.op(op).loc, e.message)], stderr),
+            None => e.message,
+        })?),
+        false => None,
+    };
+    let name = symbol_name(ctx, graph).unwrap_or_default().to_string();
+    let pipeline = args.pipeline.as_deref().unwrap_or("tap-to-npu");
+    let registry = crate::passes::PassRegistry::with_builtin();
+    let mut pm = crate::passes::PassManager::parse(&format!("builtin.module({pipeline})"), &registry)
+        .map_err(|e| format!("--pipeline: {}", e.join("; ")))?;
+    let mut sink = Vec::new();
+    let mut instr = crate::passes::Instrumentation::quiet(&mut sink);
+    let result = pm.run(ctx, module, &mut instr);
+    let remarks = std::mem::take(&mut instr.remarks);
+    drop(instr);
+    let _ = stderr.write_all(render_all(ctx, &remarks, Style::Mlir).as_bytes());
+    result.map_err(|diags| report(ctx, &diags, stderr))?;
+    let kernel = walk::preorder(&ctx.body, module)
+        .into_iter()
+        .find(|&op| ctx.op_name(op) == "npu.kernel" && symbol_name(ctx, op) == Some(name.as_str()))
+        .ok_or(format!("the pipeline '{pipeline}' made no npu.kernel @{name} of the graph"))?;
+    let bindings = lowered::bindings(ctx, kernel)?
+        .ok_or(format!("npu.kernel @{name} has no '{}'", crate::dialects::npu::ops::kernel::TENSORS_ATTR))?;
+    let (sinks, run) = lowered::run_lowered(ctx, kernel, &bindings, &inputs).map_err(|m| format!("@{name}: {m}"))?;
+    report_run(&run, args, stdout)?;
+    if let Some(reference) = reference {
+        lowered::compare(&sinks, &reference)?;
+        writeln!(stdout, "check: {} sinks match the reference evaluator", reference.len())
+            .map_err(|e| e.to_string())?;
     }
-    let index = |name: &String| name.strip_prefix("arg").and_then(|n| n.parse::<usize>().ok());
-    outputs.sort_by(|a, _, b, _| index(a).cmp(&index(b)));
-    Ok(outputs)
+    write_outputs(args, &sinks, stdout)
 }
 
 /// Writes the `--machine` parameters into the module's `npu.machine` attribute (over those it has), so that the

@@ -316,6 +316,15 @@ impl NpuConfig {
         self.compute_setup_cycles.saturating_add(passes)
     }
 
+    /// The elements a row of `extent` elements takes in a buffer laid out for this machine, the policy
+    /// `resolve-layouts` and the lowering share: a multiple of `dm_write_align` elements (so that a row, or any
+    /// piece of it starting at such a multiple, is a DMA packet of aligned bytes whatever the element size), and
+    /// of 64 elements from 256 on (at most a quarter more, so that long rows also start on 64-byte lines).
+    pub fn padded_row(&self, extent: u64) -> u64 {
+        let unit = if extent >= 256 { 64.max(self.dm_write_align) } else { self.dm_write_align.max(1) };
+        extent.max(1).div_ceil(unit).saturating_mul(unit)
+    }
+
     /// Cycles of an elementwise vector op over `n` elements per slice: `setup + ceil(n / rate)`, the rate being
     /// the transcendental one for `exp`, `tanh` and the like.
     pub fn vector_cycles(&self, n: u64, transcendental: bool) -> u64 {

@@ -4,6 +4,7 @@
 
 pub mod canonicalize;
 pub mod check_legality;
+pub mod convert_teg_to_npu;
 pub mod cse;
 pub mod dce;
 pub mod instrument;
@@ -15,6 +16,7 @@ pub mod pattern_pass;
 pub mod pipeline;
 pub mod reconcile_unrealized_casts;
 pub mod registry;
+pub mod resolve_layouts;
 pub mod symbol_dce;
 pub mod teg_auto_shard;
 pub mod teg_conv_dense;
@@ -49,15 +51,27 @@ const SIMPLIFY: PipelineEntry = PipelineEntry {
     expand: |o| format!("canonicalize{{max-iterations={}}},cse", o.int("max-iterations")),
 };
 
+/// The built-in named pipeline `tap-to-npu`: a TEG graph lowered to an NPU kernel (prune what no sink observes,
+/// lay out every tensor, convert).
+const TO_NPU: PipelineEntry = PipelineEntry {
+    argument: "tap-to-npu",
+    description: "Lower TEG graphs to npu.kernel programs: teg-prune, resolve-layouts, convert-teg-to-npu",
+    options: &[],
+    expand: |_| "teg-prune,resolve-layouts,convert-teg-to-npu".to_string(),
+};
+
 /// Registers every built-in pass and named pipeline.
 pub fn register_builtin(registry: &mut PassRegistry) {
     registry.register_pipeline(SIMPLIFY);
+    registry.register_pipeline(TO_NPU);
     registry.register_pass(canonicalize::ENTRY);
     registry.register_pass(check_legality::ENTRY);
+    registry.register_pass(convert_teg_to_npu::ENTRY);
     registry.register_pass(cse::ENTRY);
     registry.register_pass(dce::ENTRY);
     registry.register_pass(layout_print::ENTRY);
     registry.register_pass(reconcile_unrealized_casts::ENTRY);
+    registry.register_pass(resolve_layouts::ENTRY);
     registry.register_pass(teg_auto_shard::ENTRY);
     registry.register_pass(teg_cost::ENTRY);
     registry.register_pass(teg_print_transfers::ENTRY);

@@ -5,6 +5,7 @@
 //! (docs/dialect-npu.md says what exists).
 
 pub mod access;
+pub mod build;
 pub mod dma;
 pub mod effects;
 pub mod interp;

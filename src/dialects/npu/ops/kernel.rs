@@ -10,6 +10,11 @@ use crate::ir::verify::op_error;
 use crate::ir::{Arity, AttrKind, AttrSpec, Context, Diagnostic, OpId, OpInfo, OpTrait, Syntax};
 use std::fmt;
 
+/// The kernel attribute saying, per argument, which tensor of the graph it was lowered from the buffer holds: a
+/// list of `{role = "source" | "sink", name, shape, dtype, layout}` or `{role = "scratch"}`, one per argument
+/// (`convert-teg-to-npu` writes it; `tap-run` binds named inputs and writes named outputs by it).
+pub const TENSORS_ATTR: &str = "npu.tensors";
+
 /// The registration of `npu.kernel`.
 pub const KERNEL: OpInfo = OpInfo {
     regions: Arity::Exact(1),

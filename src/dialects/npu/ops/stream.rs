@@ -152,7 +152,7 @@ impl Stream {
                 }
                 _ => {
                     let x = float(from, e);
-                    let x = if self.relu { x.max(0.0) } else { x };
+                    let x = if self.relu { super::vector::relu_f32(x) } else { x };
                     match to {
                         ElemType::Bf16 => out.extend_from_slice(&bf16::from_f32(x).to_bits().to_le_bytes()),
                         ElemType::F16 => out.extend_from_slice(&f16::from_f32(x).to_bits().to_le_bytes()),

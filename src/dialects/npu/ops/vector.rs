@@ -115,9 +115,30 @@ impl Vector {
     }
 }
 
+/// `relu` of a float: negatives become 0, NaN stays NaN (as the TEG evaluator and NumPy's `maximum(x, 0)`).
+pub fn relu_f32(x: f32) -> f32 {
+    if x < 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// `max` or `min` of floats, `pick_first` saying whether `x` wins; a NaN operand gives NaN (IEEE 754's maximum
+/// and minimum, as NumPy's and the TEG evaluator's).
+fn extremum(x: f32, y: f32, pick_first: bool) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        x + y
+    } else if pick_first {
+        x
+    } else {
+        y
+    }
+}
+
 fn unary_f32(kind: &str, x: f32) -> f32 {
     match kind {
-        "relu" => x.max(0.0),
+        "relu" => relu_f32(x),
         "neg" => -x,
         "abs" => x.abs(),
         "exp" => x.exp(),
@@ -143,8 +164,8 @@ fn binary_f32(kind: &str, x: f32, y: f32) -> f32 {
         "add" => x + y,
         "sub" => x - y,
         "mul" => x * y,
-        "max" => x.max(y),
-        "min" => x.min(y),
+        "max" => extremum(x, y, x >= y),
+        "min" => extremum(x, y, x <= y),
         _ => x / y,
     }
 }

@@ -1,0 +1,19 @@
+"""Inputs of the lowering's lit tests (test/lit/lowering/Inputs): small arrays of exactly representable values, so
+that the lowered kernels and the reference evaluator agree bit for bit. Run: python3 scripts/lowering-fixtures.py"""
+
+import os
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "test", "lit", "lowering", "Inputs")
+
+
+def save(name, array):
+    np.save(os.path.join(OUT, name + ".npy"), array)
+
+
+os.makedirs(OUT, exist_ok=True)
+save("x-5x3-f32", (np.arange(15, dtype=np.float32).reshape(5, 3) - 7) / 2)
+save("y-3-f32", np.array([1, -2, 0.5], dtype=np.float32))
+save("a-4x100-i32", (np.arange(400, dtype=np.int32).reshape(4, 100) * 7919 % 201) - 100)
+save("b-4x1-i32", np.array([[3], [-1], [0], [12]], dtype=np.int32))

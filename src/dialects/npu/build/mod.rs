@@ -1,0 +1,138 @@
+//! Writing `npu` kernels in code, for passes that lower to the NPU: a [`KernelBuilder`] creates the kernel with
+//! its HBM buffers and takes instructions in program order, each as its decoded value (a [`Dma`] or an
+//! [`Instruction`]) and a queue; it checks the machine's rules for each, and synchronizes them itself: one
+//! timeline semaphore per queue, each instruction signalling its position on its queue and waiting for the latest
+//! instruction of each other queue whose bytes it depends on ([`hazards`]). The interpreter's race detector is
+//! the check that this ordering is enough.
+
+pub mod hazards;
+pub mod ops;
+
+use crate::dialects::npu::dma::Dma;
+use crate::dialects::npu::ops::clauses::{queue_index, Sync};
+use crate::dialects::npu::ops::instruction::{check_work, Access, Instruction};
+use crate::dialects::npu::types::{buf_type, sem_type, BufType};
+use crate::ir::rewrite::Rewriter;
+use crate::ir::{BlockId, Loc, OpId, ValueId};
+use crate::machine::{ElemType, NpuConfig};
+use hazards::{Hazards, Stamp};
+use indexmap::IndexMap;
+
+/// A kernel being written.
+pub struct KernelBuilder {
+    /// The `npu.kernel` op.
+    pub kernel: OpId,
+    block: BlockId,
+    args: Vec<ValueId>,
+    cfg: NpuConfig,
+    /// Per `(chip, queue)`: its semaphore and the instructions issued on it.
+    queues: IndexMap<(u64, String), (ValueId, u64)>,
+    hazards: Hazards,
+    /// The last semaphore made (the next goes after it).
+    last_semaphore: Option<OpId>,
+    /// Instructions written.
+    pub written: u64,
+}
+
+impl KernelBuilder {
+    /// Creates `npu.kernel @name` with one argument per buffer at the rewriter's insertion point, for machine
+    /// `cfg`; instructions then go to its end.
+    pub fn new(rw: &mut Rewriter<'_>, name: &str, buffers: &[BufType], cfg: NpuConfig, loc: Loc) -> KernelBuilder {
+        let types: Vec<_> = buffers.iter().map(|b| buf_type(rw.interners(), b.clone())).collect();
+        let outer = rw.insertion_point();
+        let region = rw.create_region();
+        let block = rw.create_block(region, &types);
+        rw.set_insertion_point(outer);
+        let sym = rw.interners().string_attr(name);
+        let mut state = rw.op_state("npu.kernel");
+        state = state.prop(rw.interners(), "sym_name", sym).region(region);
+        state.loc = loc;
+        let kernel = rw.create(state);
+        let args = rw.ir().body.block(block).args.clone();
+        KernelBuilder {
+            kernel,
+            block,
+            args,
+            cfg,
+            queues: IndexMap::new(),
+            hazards: Hazards::default(),
+            last_semaphore: None,
+            written: 0,
+        }
+    }
+
+    /// The kernel's block.
+    pub fn block(&self) -> BlockId {
+        self.block
+    }
+
+    /// The machine it is written for.
+    pub fn machine(&self) -> &NpuConfig {
+        &self.cfg
+    }
+
+    /// The argument holding HBM region `region`.
+    pub fn arg(&self, region: u32) -> ValueId {
+        self.args[region as usize]
+    }
+
+    /// Writes DMA `dma` of `dtype` elements on `queue` (`dma0`, ...) at the rewriter's insertion point.
+    pub fn dma(&mut self, rw: &mut Rewriter<'_>, dma: &Dma, dtype: ElemType, queue: &str) -> Result<OpId, String> {
+        dma.check(&self.cfg)?;
+        let instruction = Instruction::Dma(dma.clone());
+        let sync = self.sync(rw, &instruction, queue)?;
+        let args = &self.args;
+        let state = ops::dma_state(rw.interners(), dma, dtype, &|r| args[r as usize], &sync, Loc::Unknown);
+        self.written += 1;
+        Ok(rw.create(state))
+    }
+
+    /// Writes compute instruction `instruction` on `queue` (`main` or `sub`) at the rewriter's insertion point.
+    pub fn compute(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction, queue: &str) -> Result<OpId, String> {
+        instruction.check(&self.cfg)?;
+        let sync = self.sync(rw, instruction, queue)?;
+        let state = ops::compute_state(rw.interners(), instruction, &sync, Loc::Unknown)
+            .ok_or("this instruction cannot be written from code yet")?;
+        self.written += 1;
+        Ok(rw.create(state))
+    }
+
+    /// The queue, waits and signal of the next instruction on `queue` of its chip.
+    fn sync(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction, queue: &str) -> Result<Sync, String> {
+        if queue_index(queue, self.cfg.dma_engines).is_none() {
+            return Err(format!("no queue '{queue}' on this machine"));
+        }
+        let accesses: Vec<Access> = instruction.accesses(&self.cfg);
+        check_work(&accesses)?;
+        let key = (instruction.chip(), queue.to_string());
+        let index = match self.queues.get_index_of(&key) {
+            Some(i) => i,
+            None => {
+                let sem = self.semaphore(rw);
+                self.queues.insert_full(key, (sem, 0)).0
+            }
+        };
+        let (sem, count) = &mut self.queues[index];
+        *count += 1;
+        let me = Stamp { queue: index, seq: *count };
+        let signals = vec![(*sem, *count)];
+        let waits = self.hazards.order(&accesses, me);
+        let waits = waits.into_iter().map(|w| (self.queues[w.queue].0, w.seq)).collect();
+        Ok(Sync { queue: queue.to_string(), waits, signals })
+    }
+
+    /// A new semaphore at the start of the kernel, after those made before.
+    fn semaphore(&mut self, rw: &mut Rewriter<'_>) -> ValueId {
+        let outer = rw.insertion_point();
+        match self.last_semaphore {
+            Some(op) => rw.set_insertion_point_after(op),
+            None => rw.set_insertion_point_to_start(self.block),
+        }
+        let ty = sem_type(rw.interners());
+        let state = rw.op_state("npu.semaphore").results(&[ty]);
+        let op = rw.create(state);
+        self.last_semaphore = Some(op);
+        rw.set_insertion_point(outer);
+        rw.ir().body.result(op, 0)
+    }
+}

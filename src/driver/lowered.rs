@@ -1,0 +1,171 @@
+//! Running a lowered graph: an `npu.kernel` whose `npu.tensors` attribute says which of the graph's sources or
+//! sinks each buffer holds, in which layout (`convert-teg-to-npu` writes it). The harness writes each named
+//! input into its buffer's layout (padding zero, `i1` as `i8`), runs the kernel on the interpreter, and reads
+//! each sink back out of its buffer; [`compare`] checks the sinks against the reference evaluator's.
+
+use crate::array::{Array, DType, Data};
+use crate::dialects::npu::interp::{run_kernel, Run};
+use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
+use crate::dialects::teg::eval::Values;
+use crate::interfaces::layout::layout_of;
+use crate::ir::{Attr, AttrId, Context, OpId};
+use crate::layout::table::Order;
+use crate::map_data;
+use indexmap::IndexMap;
+
+/// Relative and absolute tolerance of `--check` for `f32` sinks: `|lowered - reference| ≤ ATOL + RTOL·|reference|`.
+pub const F32_TOLERANCE: (f64, f64) = (1e-5, 1e-6);
+/// The same for `bf16` (8 bits of mantissa).
+pub const BF16_TOLERANCE: (f64, f64) = (1e-2, 1e-2);
+
+/// One argument of a lowered kernel as the harness sees it.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    /// `source`, `sink` or `scratch`.
+    pub role: String,
+    /// The source or sink name.
+    pub name: String,
+    /// The tensor's shape and element type.
+    pub shape: Vec<u64>,
+    /// Its element type.
+    pub dtype: DType,
+    /// The buffer offset of each element, in row-major order.
+    pub offsets: Vec<usize>,
+}
+
+/// The bindings of `kernel`'s arguments, or `None` when it has no `npu.tensors` (a kernel written by hand).
+pub fn bindings(ctx: &Context, kernel: OpId) -> Result<Option<Vec<Binding>>, String> {
+    let Some(attr) = ctx.op_attr(kernel, TENSORS_ATTR) else { return Ok(None) };
+    let Attr::Array(items) = ctx.attr_data(attr) else { return Err(format!("'{TENSORS_ATTR}' must be a list")) };
+    items.iter().map(|&item| binding(ctx, item)).collect::<Result<Vec<_>, _>>().map(Some)
+}
+
+fn binding(ctx: &Context, item: AttrId) -> Result<Binding, String> {
+    let get = |key: &str| ctx.dict_get(item, key);
+    let text = |key: &str| get(key).and_then(|a| ctx.attr_data(a).as_str().map(str::to_string));
+    let role = text("role").ok_or(format!("every entry of '{TENSORS_ATTR}' needs a role"))?;
+    if role == "scratch" {
+        return Ok(Binding { role, name: String::new(), shape: Vec::new(), dtype: DType::F32, offsets: Vec::new() });
+    }
+    let bad = |what: &str| format!("the '{TENSORS_ATTR}' entry of a {role} has no valid {what}");
+    let name = text("name").ok_or_else(|| bad("name"))?;
+    let dtype: DType = text("dtype").and_then(|d| DType::from_name(&d)).ok_or_else(|| bad("dtype"))?;
+    let shape: Vec<u64> = match get("shape").map(|a| ctx.attr_data(a)) {
+        Some(Attr::Array(dims)) => dims
+            .iter()
+            .map(|&d| ctx.attr_data(d).as_int().and_then(|v| u64::try_from(v).ok()))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("shape"))?,
+        _ => return Err(bad("shape")),
+    };
+    let layout = get("layout").and_then(|a| layout_of(&ctx.interners, a)).ok_or_else(|| bad("layout"))?;
+    let offsets = layout.offsets(Order::RowMajor).map_err(|e| format!("'{name}': {e}"))?;
+    let offsets: Vec<usize> = offsets
+        .into_iter()
+        .map(|o| o.and_then(|o| usize::try_from(o).ok()))
+        .collect::<Option<_>>()
+        .ok_or_else(|| format!("'{name}': its layout stores an element nowhere"))?;
+    if offsets.len() as u64 != shape.iter().product::<u64>().max(1) {
+        return Err(format!("'{name}': its layout places {} elements, its shape has others", offsets.len()));
+    }
+    Ok(Binding { role, name, shape, dtype, offsets })
+}
+
+/// Runs the lowered `kernel` on `inputs` (by source name); the sinks by name, in argument order.
+pub fn run_lowered(
+    ctx: &Context,
+    kernel: OpId,
+    bindings: &[Binding],
+    inputs: &Values,
+) -> Result<(Values, Run), String> {
+    let lens = buffer_lens(ctx, kernel);
+    let mut args = IndexMap::new();
+    for (i, b) in bindings.iter().enumerate().filter(|(_, b)| b.role == "source") {
+        let a = inputs.get(&b.name).ok_or(format!("source '{}' is not bound: pass --input {0}=PATH.npy", b.name))?;
+        if a.shape() != b.shape.as_slice() || a.dtype() != b.dtype {
+            return Err(format!(
+                "source '{}' is {} of shape {:?}, not {} of shape {:?}",
+                b.name,
+                b.dtype,
+                b.shape,
+                a.dtype(),
+                a.shape()
+            ));
+        }
+        args.insert(format!("arg{i}"), pack(b, a, lens[i]));
+    }
+    let run = run_kernel(ctx, kernel, &args).map_err(|e| e.message)?;
+    let mut sinks = IndexMap::new();
+    for (i, b) in bindings.iter().enumerate().filter(|(_, b)| b.role == "sink") {
+        let flat = run.buffers.get(&format!("arg{i}")).ok_or(format!("the kernel did not write sink '{}'", b.name))?;
+        sinks.insert(b.name.clone(), unpack(b, flat));
+    }
+    Ok((sinks, run))
+}
+
+/// Each argument's length in elements.
+fn buffer_lens(ctx: &Context, kernel: OpId) -> Vec<usize> {
+    let block = ctx.body.region(ctx.body.regions(kernel)[0]).blocks[0];
+    let buf = |v| crate::dialects::npu::types::as_buf(ctx, ctx.body.value_type(v)).map_or(0, |t| t.len as usize);
+    ctx.body.block(block).args.iter().map(|&v| buf(v)).collect()
+}
+
+/// `a` written into a buffer of `len` elements at `b`'s offsets, the rest zero; `i1` as `i8`.
+fn pack(b: &Binding, a: &Array, len: usize) -> Array {
+    let zero = a.len();
+    let mut slots = vec![zero; len];
+    for (logical, &at) in b.offsets.iter().enumerate() {
+        slots[at] = logical;
+    }
+    let data = a.data();
+    let data = match data {
+        Data::I1(v) => Data::I8(v.iter().map(|&x| x as i8).collect()),
+        other => other.clone(),
+    };
+    let padded = map_data!(&data, v => v.iter().copied().chain([Default::default()]).collect::<Vec<_>>());
+    Array::new(vec![len as u64], padded.gather(&slots)).expect("a flat array of its own length")
+}
+
+/// The tensor `b` reads out of its buffer's contents `flat`.
+fn unpack(b: &Binding, flat: &Array) -> Array {
+    let data = flat.data().gather(&b.offsets);
+    let data = match (b.dtype, data) {
+        (DType::I1, Data::I8(v)) => Data::I1(v.iter().map(|&x| x != 0).collect()),
+        (_, d) => d,
+    };
+    Array::new(b.shape.clone(), data).expect("as many elements as the shape")
+}
+
+/// Compares each sink of `lowered` with the reference's: exactly for integers, within [`F32_TOLERANCE`] or
+/// [`BF16_TOLERANCE`] for floats; the first differing cell, with its coordinates.
+pub fn compare(lowered: &Values, reference: &Values) -> Result<(), String> {
+    for (name, want) in reference {
+        let got = lowered.get(name).ok_or(format!("the lowered kernel has no sink '{name}'"))?;
+        let (rtol, atol) = match want.dtype() {
+            DType::BF16 | DType::F16 => BF16_TOLERANCE,
+            DType::F32 | DType::F64 => F32_TOLERANCE,
+            _ => (0.0, 0.0),
+        };
+        for i in 0..want.len() {
+            let (g, w) = (got.data().get_f64(i), want.data().get_f64(i));
+            let same = g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= atol + rtol * w.abs();
+            if !same {
+                return Err(format!(
+                    "sink '{name}' differs at {:?}: lowered {g}, reference {w} (tolerance {atol} + {rtol}·|reference|)",
+                    coordinates(want.shape(), i)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The coordinates of row-major index `i` in `shape`.
+fn coordinates(shape: &[u64], mut i: usize) -> Vec<u64> {
+    let mut out = vec![0; shape.len()];
+    for (k, &e) in shape.iter().enumerate().rev() {
+        out[k] = i as u64 % e.max(1);
+        i /= e.max(1) as usize;
+    }
+    out
+}

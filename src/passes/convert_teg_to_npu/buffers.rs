@@ -1,0 +1,230 @@
+//! Where every tensor of a graph lives in HBM: one kernel argument per source, per sink and per tensor computed
+//! on the way, each in the layout `resolve-layouts` gave it (`teg.layout`). A computed tensor that exactly one
+//! sink writes out lives in that sink's buffer, so it is not copied at the end. The kernel records, per argument,
+//! what the harness binds to it (`npu.tensors`: a source or sink by name, its shape, element type and layout, or
+//! scratch), so that `tap-run` can run the kernel on the graph's named inputs.
+
+use crate::array::DType;
+use crate::dialects::npu::types::BufType;
+use crate::dialects::teg::ops::{decode, Io, OpKind};
+use crate::dialects::teg::tensor_type::as_tensor;
+use crate::interfaces::layout::layout_of;
+use crate::ir::body::ValueDef;
+use crate::ir::{Attr, AttrId, Context, Diagnostic, Interners, OpId, ValueId};
+use crate::machine::{ElemType, NpuConfig};
+use std::collections::HashMap;
+
+/// The attribute holding a tensor's layout (written by `resolve-layouts`).
+pub const LAYOUT_ATTR: &str = "teg.layout";
+
+/// A tensor in an HBM buffer: a strided layout of its (padded) index space.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    /// The kernel argument holding it.
+    pub region: u32,
+    /// Dimension names and extents (a scalar is one dimension of extent 1, named "").
+    pub dims: Vec<(String, u64)>,
+    /// The extent the last dimension takes in memory (its padded row).
+    pub row: u64,
+    /// Element stride of each dimension.
+    pub strides: Vec<i64>,
+    /// The element type in memory.
+    pub elem: ElemType,
+    /// Bytes of its buffer.
+    pub bytes: u64,
+}
+
+impl Tensor {
+    /// The extents the lowering computes over: the dimensions with the last one padded.
+    pub fn space(&self) -> Vec<u64> {
+        let mut s: Vec<u64> = self.dims.iter().map(|d| d.1).collect();
+        *s.last_mut().expect("at least one dimension") = self.row;
+        s
+    }
+}
+
+/// What the harness binds to an argument.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The graph's source of this name.
+    Source(String),
+    /// The graph's sink of this name.
+    Sink(String),
+    /// A tensor computed on the way.
+    Scratch,
+}
+
+/// One kernel argument.
+#[derive(Clone, Debug)]
+pub struct Arg {
+    /// Its buffer type.
+    pub buf: BufType,
+    /// What it holds.
+    pub role: Role,
+    /// The tensor's element type.
+    pub dtype: DType,
+    /// Its shape.
+    pub shape: Vec<u64>,
+    /// Its layout attribute.
+    pub layout: AttrId,
+}
+
+/// Every buffer of one graph.
+#[derive(Clone, Debug, Default)]
+pub struct Buffers {
+    /// The kernel's arguments, in order.
+    pub args: Vec<Arg>,
+    /// The tensor each TEG value is.
+    pub values: HashMap<ValueId, Tensor>,
+    /// The buffer each sink writes (by op), when it is not its operand's own.
+    pub sinks: HashMap<OpId, Tensor>,
+}
+
+/// The NPU element type of a TEG one; `None` for types the NPU does not compute on.
+pub fn npu_elem(dtype: DType) -> Option<ElemType> {
+    match dtype {
+        DType::F32 => Some(ElemType::F32),
+        DType::BF16 => Some(ElemType::Bf16),
+        DType::I32 => Some(ElemType::I32),
+        DType::I8 | DType::I1 => Some(ElemType::I8),
+        DType::F64 | DType::F16 | DType::I64 => None,
+    }
+}
+
+impl Buffers {
+    /// Plans the buffers of a graph's ops (in order); an error names the op whose tensor cannot be placed.
+    pub fn plan(ctx: &Context, ops: &[OpId], cfg: &NpuConfig) -> Result<Buffers, Diagnostic> {
+        let mut b = Buffers::default();
+        let sink_of = sole_sinks(ctx, ops);
+        for &op in ops {
+            let err = |m: String| Diagnostic::error(ctx.body.op(op).loc, m);
+            match decode(ctx, op).map_err(err)? {
+                OpKind::Io(Io::Sink { name }) => {
+                    let v = ctx.body.operand(op, 0);
+                    let own = b.values.get(&v).map(|t| &b.args[t.region as usize].role);
+                    if own != Some(&Role::Sink(name.clone())) {
+                        let t = b.place(ctx, v, Role::Sink(name), cfg).map_err(err)?;
+                        b.sinks.insert(op, t);
+                    }
+                }
+                OpKind::Io(Io::Source { name }) => {
+                    let v = ctx.body.result(op, 0);
+                    let t = b.place(ctx, v, Role::Source(name), cfg).map_err(err)?;
+                    b.values.insert(v, t);
+                }
+                OpKind::Io(_) => {}
+                _ => {
+                    let Some(v) = ctx.body.results(op).next() else { continue };
+                    let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
+                    let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    b.values.insert(v, t);
+                }
+            }
+        }
+        Ok(b)
+    }
+
+    /// A new argument holding `v` in the layout of its defining op.
+    fn place(&mut self, ctx: &Context, v: ValueId, role: Role, cfg: &NpuConfig) -> Result<Tensor, String> {
+        let ty = as_tensor(ctx, ctx.body.value_type(v)).ok_or("not a TEG tensor")?;
+        let ValueDef::Result { op: def, .. } = ctx.body.value_def(v) else { return Err("not an op's result".into()) };
+        let layout = ctx.op_attr(def, LAYOUT_ATTR).ok_or(format!(
+            "the tensor defined here has no layout ('{LAYOUT_ATTR}'): run resolve-layouts before convert-teg-to-npu"
+        ))?;
+        let elem = npu_elem(ty.dtype).ok_or(format!(
+            "the NPU does not compute on {} (its types are bf16, f32, i8, i32; i1 lives as i8)",
+            ty.dtype
+        ))?;
+        let mut dims = ty.dims.clone();
+        if dims.is_empty() {
+            dims.push((String::new(), 1));
+        }
+        let row = cfg.padded_row(dims.last().expect("a dimension").1);
+        let strides = strides_of(ctx, layout, &dims, row)?;
+        let n = dims.len();
+        let len = dims[..n - 1]
+            .iter()
+            .zip(&strides)
+            .try_fold(row, |acc, ((_, e), &s)| (e - 1).checked_mul(s as u64).and_then(|x| x.checked_add(acc)))
+            .filter(|&len| len.checked_mul(elem.bytes()).is_some())
+            .ok_or("the tensor's layout spans more than 2^64 bytes")?;
+        let region = self.args.len() as u32;
+        self.args.push(Arg { buf: BufType { chip: 0, len, elem }, role, dtype: ty.dtype, shape: ty.shape(), layout });
+        Ok(Tensor { region, dims, row, strides, elem, bytes: len * elem.bytes() })
+    }
+
+    /// The `npu.tensors` attribute: per argument `{role, name, shape, dtype, layout}` (scratch: `{role}` only).
+    pub fn attr(&self, ints: &mut Interners) -> AttrId {
+        let items: Vec<AttrId> = self.args.iter().map(|a| arg_attr(ints, a)).collect();
+        ints.attr(Attr::Array(items.into()))
+    }
+}
+
+fn arg_attr(ints: &mut Interners, a: &Arg) -> AttrId {
+    let (role, name) = match &a.role {
+        Role::Source(n) => ("source", Some(n)),
+        Role::Sink(n) => ("sink", Some(n)),
+        Role::Scratch => ("scratch", None),
+    };
+    let i64t = ints.int_type(64);
+    let mut entries = vec![(ints.sym("role"), ints.string_attr(role))];
+    if let Some(name) = name {
+        let shape: Vec<AttrId> = a.shape.iter().map(|&e| ints.int_attr(e as i128, i64t)).collect();
+        entries.push((ints.sym("name"), ints.string_attr(name)));
+        entries.push((ints.sym("shape"), ints.attr(Attr::Array(shape.into()))));
+        entries.push((ints.sym("dtype"), ints.string_attr(&a.dtype.to_string())));
+        entries.push((ints.sym("layout"), a.layout));
+    }
+    ints.dict_attr(entries)
+}
+
+/// The computed values exactly one sink writes out, with that sink's name.
+fn sole_sinks(ctx: &Context, ops: &[OpId]) -> HashMap<ValueId, String> {
+    let mut count: HashMap<ValueId, (usize, String)> = HashMap::new();
+    for &op in ops {
+        if let Ok(OpKind::Io(Io::Sink { name })) = decode(ctx, op) {
+            count.entry(ctx.body.operand(op, 0)).or_insert((0, name)).0 += 1;
+        }
+    }
+    count.into_iter().filter(|(_, (n, _))| *n == 1).map(|(v, (_, name))| (v, name)).collect()
+}
+
+/// The element stride of each of `dims` in the strided layout `attr`: one digit per dimension, no base offset,
+/// the last dimension contiguous and each row of `row` elements inside the stride of the dimension above.
+fn strides_of(ctx: &Context, attr: AttrId, dims: &[(String, u64)], row: u64) -> Result<Vec<i64>, String> {
+    let layout = layout_of(&ctx.interners, attr).ok_or("'teg.layout' is not a layout attribute")?;
+    let core = layout.core_form().map_err(|e| format!("'teg.layout': {e}"))?;
+    let strided = core.as_strided().ok_or("'teg.layout' must be a strided layout")?;
+    if strided.dims.len() != dims.len() || strided.dims.iter().zip(dims).any(|(d, e)| d.extent != e.1) {
+        return Err(format!("'teg.layout' has {} dimensions of other extents than the tensor's", strided.dims.len()));
+    }
+    let mut strides = vec![0i64; dims.len()];
+    for f in strided.factors.iter().filter(|f| f.extent > 1) {
+        let k = f.dim.ok_or("'teg.layout' stores elements twice (a replica digit)")?;
+        if f.place != 1 {
+            return Err(
+                "'teg.layout' splits a dimension into several digits; the lowering reads one per dimension".into()
+            );
+        }
+        strides[k] = f.stride;
+    }
+    let n = dims.len();
+    let last_contiguous = dims[n - 1].1 == 1 || strides[n - 1] == 1;
+    strides[n - 1] = 1;
+    let mut inner = row;
+    let mut nested = true;
+    for k in (0..n - 1).rev() {
+        if dims[k].1 == 1 {
+            strides[k] = inner as i64;
+        }
+        nested &= strides[k] >= inner as i64;
+        inner = (dims[k].1 as i64).saturating_mul(strides[k]) as u64;
+    }
+    if strided.base != 0 || !nested || !last_contiguous {
+        return Err(format!(
+            "'teg.layout' must be row-major with rows of {row} elements (the last dimension contiguous, each \
+             dimension's stride past everything inside it)"
+        ));
+    }
+    Ok(strides)
+}

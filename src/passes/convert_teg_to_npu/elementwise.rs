@@ -1,0 +1,251 @@
+//! Cell ops on the vector unit. The result's index space (its last dimension padded to the row its layout
+//! stores, so padding is computed like data and every row is an aligned packet) is cut into tiles
+//! (`tiles`); waves of tiles, one per slice, alternate between two halves of data memory so that a wave's
+//! transfers overlap the previous wave's compute. Per tile, each operand's box comes in by DMA and stays dense
+//! in DM; the vector instruction reads it in the result's order, a broadcast dimension with stride 0 (so
+//! broadcasting by name costs no copy); the result goes back to HBM by DMA.
+
+use super::buffers::Tensor;
+use super::tiles::{Tile, Tiling};
+use super::transfer::{box_dma, dm_box, dm_bytes, DmBox};
+use super::{failed, Lowering};
+use crate::array::DType;
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::Memory;
+use crate::dialects::npu::ops::instruction::Instruction;
+use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
+use crate::dialects::npu::ops::vector::{Rhs, Vector};
+use crate::dialects::teg::ops::{decode, Binary, Cell, OpKind, Unary};
+use crate::dialects::teg::tensor_type::as_tensor;
+use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
+use crate::ir::rewrite::Rewriter;
+use crate::ir::{Context, OpId};
+use std::cell::RefCell;
+
+/// Most slices one op's tiles spread over.
+const MAX_SLICES: u64 = 64;
+/// Tiles are not made smaller than this many bytes of result to occupy more slices (a DMA's startup would
+/// dominate).
+const MIN_TILE_BYTES: u64 = 32 << 10;
+
+/// The vector instruction of a cell op, if it has one.
+fn function(cell: &Cell) -> Option<&'static str> {
+    Some(match cell {
+        Cell::Unary(u) => match u {
+            Unary::Relu => "relu",
+            Unary::Neg => "neg",
+            Unary::Abs => "abs",
+            Unary::Exp => "exp",
+            Unary::Tanh => "tanh",
+            Unary::Sqrt => "sqrt",
+            Unary::Log => "log",
+            _ => return None,
+        },
+        Cell::Binary(b) => match b {
+            Binary::Add => "add",
+            Binary::Sub => "sub",
+            Binary::Mul => "mul",
+            Binary::Div => "div",
+            Binary::Max => "max",
+            Binary::Min => "min",
+        },
+        _ => return None,
+    })
+}
+
+/// Why the cell op `op` cannot be lowered, if it cannot.
+pub fn check(ctx: &Context, op: OpId, cell: &Cell) -> Result<(), String> {
+    let name = ctx.op_name(op);
+    let f = function(cell).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
+    let dtype = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.dtype);
+    let integer_ok = matches!(f, "relu" | "neg" | "abs" | "add" | "sub" | "mul" | "max" | "min");
+    match dtype {
+        Some(DType::F32) => Ok(()),
+        Some(DType::I32) if integer_ok => Ok(()),
+        Some(DType::I32) => Err(format!(
+            "'{name}' on i32 is not lowered (padding would divide by zero); the vector unit computes it on f32"
+        )),
+        Some(t) => Err(format!("'{name}' on {t} is not lowered yet: the vector unit computes on f32 and i32")),
+        None => Err(format!("'{name}' has no tensor result")),
+    }
+}
+
+/// The pattern lowering every cell op with a vector instruction.
+pub struct Cells<'s>(pub &'s RefCell<Lowering>);
+
+impl ConversionPattern for Cells<'_> {
+    fn name(&self) -> &'static str {
+        "Cells"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let Ok(OpKind::Cell(cell)) = decode(rw.ir(), op) else { return false };
+        let Some(f) = function(&cell) else { return false };
+        let mut s = self.0.borrow_mut();
+        let ctx = rw.ir();
+        let result = s.buffers.values[&ctx.body.result(op, 0)].clone();
+        let operands: Vec<Input> = ctx
+            .body
+            .operands(op)
+            .map(|v| {
+                let t = s.buffers.values[&v].clone();
+                let map = map_dims(&result, &t);
+                Input { tensor: t, map }
+            })
+            .collect();
+        if let Err(m) = lower(&mut s, rw, f, &result, &operands) {
+            drop(s);
+            return failed(self.0, rw.ir(), op, m);
+        }
+        let arg = s.kernel.arg(result.region);
+        drop(s);
+        rw.replace_op(op, &[arg]);
+        true
+    }
+}
+
+/// An operand and, per dimension of the result, its dimension there (`None` where it broadcasts).
+struct Input {
+    tensor: Tensor,
+    map: Vec<Option<usize>>,
+}
+
+/// Broadcasting by name: result dimension `d` reads operand dimension `j` of the same name and extent.
+fn map_dims(result: &Tensor, operand: &Tensor) -> Vec<Option<usize>> {
+    let mut map: Vec<Option<usize>> = result
+        .dims
+        .iter()
+        .map(|(name, extent)| operand.dims.iter().position(|(n, e)| n == name && e == extent && *e > 1))
+        .collect();
+    // The padded rows line up when both have the result's last dimension.
+    let last = result.dims.len() - 1;
+    if result.dims[last].1 == 1 && operand.dims.last() == result.dims.last() {
+        map[last] = Some(operand.dims.len() - 1);
+    }
+    map
+}
+
+/// Writes the tiles of `result = f(operands)`.
+fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inputs: &[Input]) -> Result<(), String> {
+    let cfg = l.cfg.clone();
+    let space = result.space();
+    let budget = cfg.dm_slice_bytes * 3 / 8 / 8 * 8;
+    // Bytes of a tile's result and operand boxes, each operand with room for the alignment of its row start.
+    let bytes = |ext: &[u64]| {
+        let tile = Tile { start: vec![0; ext.len()], ext: ext.to_vec() };
+        let inputs: u64 = inputs
+            .iter()
+            .map(|x| {
+                let (_, mut e, _) = operand_box(x, &tile, 0);
+                *e.last_mut().expect("a dimension") += cfg.dm_write_align;
+                dm_bytes(&x.tensor, &e, &cfg)
+            })
+            .sum();
+        dm_bytes(result, ext, &cfg) + inputs
+    };
+    let total = dm_bytes(result, &space, &cfg);
+    let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
+    let tiles = Tiling::choose(&space, &bytes, budget, want)?.tiles();
+    let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
+    for wave in tiles.chunks(slices) {
+        let base = (l.waves % 2) * budget;
+        l.waves += 1;
+        let mut reads = Vec::with_capacity(wave.len());
+        for (slice, tile) in wave.iter().enumerate() {
+            reads.push(bring_in(l, rw, inputs, tile, slice as u64, base + dm_bytes(result, &tile.ext, &cfg))?);
+        }
+        let mut first = 0;
+        while first < wave.len() {
+            let end = (first..wave.len()).find(|&i| reads[i] != reads[first] || wave[i].ext != wave[first].ext);
+            let end = end.unwrap_or(wave.len());
+            let dst = AccessPattern::new(base, &[], dm_bytes(result, &wave[first].ext, &cfg) as u32);
+            let slices = Slices { chip: 0, cluster: 0, first: first as u64, end: end as u64 };
+            l.compute(rw, &vector(f, slices, &reads[first], dst, result))?;
+            first = end;
+        }
+        for (slice, tile) in wave.iter().enumerate() {
+            let dm = dm_box(result, &tile.ext, base, &cfg);
+            let at = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+            l.dma(rw, &box_dma(result, &tile.start, &tile.ext, &dm, at, false, &cfg), result.elem)?;
+        }
+    }
+    Ok(())
+}
+
+/// Brings each operand's box of `tile` into slice `slice` from `at` on; the patterns reading them in the
+/// tile's order.
+fn bring_in(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    inputs: &[Input],
+    tile: &Tile,
+    slice: u64,
+    mut at: u64,
+) -> Result<Vec<AccessPattern>, String> {
+    let cfg = l.cfg.clone();
+    let mut reads = Vec::with_capacity(inputs.len());
+    for x in inputs {
+        let (start, ext, skip) = operand_box(x, tile, cfg.dm_write_align);
+        let dm = dm_box(&x.tensor, &ext, at, &cfg);
+        let memory = Memory::Dm { chip: 0, cluster: 0, slice };
+        l.dma(rw, &box_dma(&x.tensor, &start, &ext, &dm, memory, true, &cfg), x.tensor.elem)?;
+        reads.push(read_pattern(x, tile, &dm, skip));
+        at += dm.bytes;
+    }
+    Ok(reads)
+}
+
+/// The box of operand `x` that `tile` reads, its last dimension's start aligned down to `align` elements (when
+/// `align > 0`): its start, its extents and how many elements the alignment added before the tile's first.
+fn operand_box(x: &Input, tile: &Tile, align: u64) -> (Vec<u64>, Vec<u64>, u64) {
+    let n = x.tensor.dims.len();
+    let (mut start, mut ext) = (vec![0u64; n], vec![1u64; n]);
+    for (d, j) in x.map.iter().enumerate() {
+        if let Some(j) = *j {
+            start[j] = tile.start[d];
+            ext[j] = tile.ext[d];
+        }
+    }
+    let skip = if align > 0 { start[n - 1] % align } else { 0 };
+    start[n - 1] -= skip;
+    ext[n - 1] += skip;
+    (start, ext, skip)
+}
+
+/// The pattern reading operand `x`'s box `dm` in the order of `tile` (stride 0 where it broadcasts), contiguous
+/// inner dimensions merged into the packet.
+fn read_pattern(x: &Input, tile: &Tile, dm: &DmBox, skip: u64) -> AccessPattern {
+    let size = x.tensor.elem.bytes() as i64;
+    let mut loops: Vec<(u32, i64)> = Vec::new();
+    for (d, &e) in tile.ext.iter().enumerate() {
+        if e > 1 {
+            loops.push((e as u32, x.map[d].map_or(0, |j| dm.strides[j])));
+        }
+    }
+    let mut packet = size;
+    while let Some(&(count, stride)) = loops.last() {
+        if stride != packet {
+            break;
+        }
+        packet *= count as i64;
+        loops.pop();
+    }
+    AccessPattern::new(dm.base + skip * size as u64, &loops, packet as u32)
+}
+
+/// The vector instruction computing `f` of the operands read by `reads` into `dst` on `slices`.
+fn vector(f: &str, slices: Slices, reads: &[AccessPattern], dst: AccessPattern, result: &Tensor) -> Instruction {
+    let dm = |p: &AccessPattern| Operand { space: Space::Dm, pattern: p.clone() };
+    Instruction::Vector(Vector {
+        kind: f.to_string(),
+        slices,
+        src: dm(&reads[0]),
+        rhs: reads.get(1).map(|p| Rhs::Operand(dm(p))),
+        dst: Operand { space: Space::Dm, pattern: dst },
+        dtype: result.elem,
+    })
+}

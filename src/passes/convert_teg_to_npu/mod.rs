@@ -1,0 +1,240 @@
+//! `convert-teg-to-npu`: lowers each TEG graph (its tensors laid out by `resolve-layouts`) to an `npu.kernel` of
+//! the same name, on the dialect-conversion framework. The pass plans every tensor's HBM buffer (`buffers`),
+//! creates the kernel with one argument per buffer and moves the graph's ops into it; then conversion patterns
+//! replace each TEG op by the instructions that compute it and its result by its buffer: sources are their
+//! buffers, cell ops are tiled over slices (`elementwise`), a sink copies into its buffer unless its tensor was
+//! computed there, and sequence points go (the kernel ends when every queue has drained). Instructions are
+//! synchronized by the kernel builder from the bytes they touch.
+//!
+//! An op it cannot lower yet is an error at the op, naming it; so is a tensor of a type the NPU does not compute
+//! on. The conversion is all or nothing: on an error the module is left as it was.
+
+mod buffers;
+mod elementwise;
+mod tiles;
+mod transfer;
+
+pub use buffers::{Role, Tensor};
+
+use super::pass::{Changed, Pass, PassEnv, PassInfo};
+use super::registry::PassEntry;
+use crate::dialects::npu::build::KernelBuilder;
+use crate::dialects::npu::dma::Dma;
+use crate::dialects::npu::machine_attr::machine_of;
+use crate::dialects::npu::ops::instruction::Instruction;
+use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
+use crate::dialects::npu::types::{buf_type, BufType};
+use crate::dialects::teg::ops::{decode, Io, OpKind};
+use crate::dialects::teg::tensor_type::{TensorType, TokenType};
+use crate::dialects::teg::{graph_ops, graphs_under};
+use crate::ir::conversion::{
+    apply_conversion, ConversionMode, ConversionPattern, ConversionRewriter, ConversionTarget, Legality, OpAdaptor,
+    TypeConverter,
+};
+use crate::ir::rewrite::Rewriter;
+use crate::ir::symbols::symbol_name;
+use crate::ir::{Context, Diagnostic, OpId, TypeKind};
+use crate::machine::{ElemType, NpuConfig};
+use buffers::Buffers;
+use std::cell::RefCell;
+
+/// The registration of `convert-teg-to-npu`.
+pub const ENTRY: PassEntry = PassEntry { info: &INFO, create: |_| Box::new(Convert) };
+
+static INFO: PassInfo = PassInfo {
+    argument: "convert-teg-to-npu",
+    name: "ConvertTegToNpu",
+    description: "Lower TEG graphs (laid out by resolve-layouts) to npu.kernel programs",
+    anchor: None,
+    options: &[],
+    statistics: &[("num-kernels", "Kernels written"), ("num-instructions", "Instructions written")],
+};
+
+struct Convert;
+
+impl Pass for Convert {
+    fn info(&self) -> &'static PassInfo {
+        &INFO
+    }
+
+    fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
+        let graphs = graphs_under(ctx, root);
+        for &graph in &graphs {
+            let written = lower_graph(ctx, graph).map_err(|d| vec![d])?;
+            env.stats.add("num-kernels", 1);
+            env.stats.add("num-instructions", written);
+        }
+        Ok(if graphs.is_empty() { Changed::No } else { Changed::Yes })
+    }
+}
+
+/// The state the patterns share while one graph is converted.
+pub struct Lowering {
+    /// The machine.
+    pub cfg: NpuConfig,
+    /// Every tensor's buffer.
+    pub buffers: Buffers,
+    /// The kernel being written.
+    pub kernel: KernelBuilder,
+    /// The DMA engine the next transfer takes (round robin).
+    next_engine: u64,
+    /// Tile waves written so far (they alternate between two halves of data memory).
+    pub waves: u64,
+    /// The first error a pattern met (the conversion then fails with it).
+    error: Option<Diagnostic>,
+}
+
+impl Lowering {
+    /// Writes `dma` (of `elem` elements) on the next DMA engine.
+    pub fn dma(&mut self, rw: &mut Rewriter<'_>, dma: &Dma, elem: ElemType) -> Result<(), String> {
+        let queue = format!("dma{}", self.next_engine % self.cfg.dma_engines.max(1));
+        self.next_engine += 1;
+        self.kernel.dma(rw, dma, elem, &queue).map(|_| ())
+    }
+
+    /// Writes a compute instruction on the main queue.
+    pub fn compute(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
+        self.kernel.compute(rw, instruction, "main").map(|_| ())
+    }
+}
+
+/// Lowers `graph` into a kernel in its place; the number of instructions written.
+fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
+    let loc = ctx.body.op(graph).loc;
+    let cfg = machine_of(ctx, graph).map_err(|m| Diagnostic::error(loc, m))?;
+    let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+    for &op in &ops {
+        check_supported(ctx, op)?;
+    }
+    let buffers = Buffers::plan(ctx, &ops, &cfg)?;
+    let name = symbol_name(ctx, graph).unwrap_or("graph").to_string();
+    let bufs: Vec<BufType> = buffers.args.iter().map(|a| a.buf.clone()).collect();
+    let mut rw = Rewriter::at(ctx, graph);
+    let kernel = KernelBuilder::new(&mut rw, &name, &bufs, cfg.clone(), loc);
+    let tensors = buffers.attr(rw.interners());
+    rw.set_attr(kernel.kernel, TENSORS_ATTR, tensors);
+    for &op in &ops {
+        rw.move_op_to_end(op, kernel.block());
+    }
+    rw.erase_op(graph);
+    let root = kernel.kernel;
+    let state = RefCell::new(Lowering { cfg, buffers, kernel, next_engine: 0, waves: 0, error: None });
+    let patterns: [&dyn ConversionPattern; 4] =
+        [&Sources(&state), &Sinks(&state), &SequencePoints, &elementwise::Cells(&state)];
+    let target = ConversionTarget::new().dialect("teg", Legality::Illegal).dialect("npu", Legality::Legal);
+    let result = apply_conversion(ctx, root, &target, &patterns, &types(), ConversionMode::Full);
+    let state = state.into_inner();
+    match (result, state.error) {
+        (_, Some(d)) | (Err(d), None) => Err(d),
+        (Ok(_), None) => Ok(state.kernel.written),
+    }
+}
+
+/// What a TEG type becomes: a tensor its default buffer (the one `resolve-layouts` lays out), a token nothing.
+fn types() -> TypeConverter {
+    TypeConverter::new().rule_many(|ints, ty| {
+        let TypeKind::Dialect(data) = ints.type_kind(ty) else { return None };
+        if data.downcast::<TokenType>().is_some() {
+            return Some(Vec::new());
+        }
+        let t = data.downcast::<TensorType>()?.clone();
+        let cfg = NpuConfig::default();
+        let elem = buffers::npu_elem(t.dtype)?;
+        let shape = t.shape();
+        let row = cfg.padded_row(shape.last().copied().unwrap_or(1));
+        let len = shape.iter().rev().skip(1).product::<u64>() * row;
+        Some(vec![buf_type(ints, BufType { chip: 0, len, elem })])
+    })
+}
+
+/// An error at `op` unless the lowering knows how to lower it.
+fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    let err = |m: String| Diagnostic::error(ctx.body.op(op).loc, m);
+    let kind = decode(ctx, op).map_err(err)?;
+    match &kind {
+        OpKind::Io(Io::Source { .. } | Io::Sink { .. } | Io::SequencePoint) => Ok(()),
+        OpKind::Cell(cell) => elementwise::check(ctx, op, cell).map_err(err),
+        _ => Err(err(format!(
+            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks and elementwise ops)",
+            ctx.op_name(op)
+        ))),
+    }
+}
+
+/// Records a pattern's error (the first one wins) and fails the pattern.
+fn failed(state: &RefCell<Lowering>, ctx: &Context, op: OpId, message: String) -> bool {
+    let mut s = state.borrow_mut();
+    if s.error.is_none() {
+        let name = ctx.op_name(op);
+        s.error = Some(Diagnostic::error(ctx.body.op(op).loc, format!("lowering '{name}': {message}")));
+    }
+    false
+}
+
+/// A source is its buffer.
+struct Sources<'s>(&'s RefCell<Lowering>);
+
+impl ConversionPattern for Sources<'_> {
+    fn name(&self) -> &'static str {
+        "Sources"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        Some("teg.source")
+    }
+
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let s = self.0.borrow();
+        let v = rw.ir().body.result(op, 0);
+        let arg = s.kernel.arg(s.buffers.values[&v].region);
+        drop(s);
+        rw.replace_op(op, &[arg]);
+        true
+    }
+}
+
+/// A sink copies its tensor into its own buffer, unless the tensor was computed there.
+struct Sinks<'s>(&'s RefCell<Lowering>);
+
+impl ConversionPattern for Sinks<'_> {
+    fn name(&self) -> &'static str {
+        "Sinks"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        Some("teg.sink")
+    }
+
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let mut s = self.0.borrow_mut();
+        if let Some(to) = s.buffers.sinks.get(&op).cloned() {
+            let from = s.buffers.values[&rw.ir().body.operand(op, 0)].clone();
+            let dma = transfer::hbm_copy(&from, &to, &s.cfg);
+            if let Err(m) = s.dma(rw, &dma, from.elem) {
+                drop(s);
+                return failed(self.0, rw.ir(), op, m);
+            }
+        }
+        drop(s);
+        rw.replace_op_with_groups(op, &[Vec::new()]);
+        true
+    }
+}
+
+/// A sequence point orders nothing the kernel's queues do not: it goes.
+struct SequencePoints;
+
+impl ConversionPattern for SequencePoints {
+    fn name(&self) -> &'static str {
+        "SequencePoints"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        Some("teg.sequence_point")
+    }
+
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        rw.replace_op(op, &[]);
+        true
+    }
+}

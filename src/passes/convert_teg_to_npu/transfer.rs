@@ -1,0 +1,115 @@
+//! DMAs of the lowering: a box of a tensor between its HBM buffer and one slice's data memory, where it is kept
+//! dense (row-major over the box, its last extent rounded up to `dm_write_align` elements), and whole buffers
+//! copied within HBM. Boxes start on multiples of the alignment along the last dimension (the tiling sees to it)
+//! and buffers hold padded rows, so every packet is aligned and inside its buffer.
+
+use super::buffers::Tensor;
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::{Dma, Memory, Side};
+use crate::machine::NpuConfig;
+
+/// A box of a tensor in one slice's data memory: where it starts and the byte stride of each of its dimensions.
+#[derive(Clone, Debug)]
+pub struct DmBox {
+    /// Byte address in the slice's DM.
+    pub base: u64,
+    /// Byte stride of each dimension of the tensor (dense over the box).
+    pub strides: Vec<i64>,
+    /// Bytes it takes.
+    pub bytes: u64,
+}
+
+/// The dense DM form of the box `ext` of `t` at `base`: its last extent rounded up to the alignment.
+pub fn dm_box(t: &Tensor, ext: &[u64], base: u64, cfg: &NpuConfig) -> DmBox {
+    let size = t.elem.bytes() as i64;
+    let mut strides = vec![0i64; ext.len()];
+    let mut inner = size * round_up(ext[ext.len() - 1], cfg.dm_write_align) as i64;
+    strides[ext.len() - 1] = size;
+    for k in (0..ext.len() - 1).rev() {
+        strides[k] = inner;
+        inner *= ext[k] as i64;
+    }
+    DmBox { base, strides, bytes: inner as u64 }
+}
+
+/// Bytes the dense DM form of box `ext` of `t` takes.
+pub fn dm_bytes(t: &Tensor, ext: &[u64], cfg: &NpuConfig) -> u64 {
+    dm_box(t, ext, 0, cfg).bytes
+}
+
+/// The DMA moving box `[start, start + ext)` of `t` between its buffer and `dm` (into DM when `to_dm`).
+pub fn box_dma(t: &Tensor, start: &[u64], ext: &[u64], dm: &DmBox, slice: Memory, to_dm: bool, cfg: &NpuConfig) -> Dma {
+    let size = t.elem.bytes();
+    let n = ext.len();
+    let offset: u64 = start.iter().zip(&t.strides).map(|(&s, &st)| s * st as u64).sum::<u64>() * size;
+    let mut loops: Vec<(u32, i64, i64)> = Vec::new();
+    for ((&e, &stride), &dm_stride) in ext[..n - 1].iter().zip(&t.strides).zip(&dm.strides) {
+        if e > 1 {
+            loops.push((e as u32, stride * size as i64, dm_stride));
+        }
+    }
+    // Rows contiguous on both sides make one run, cut into packets the machine takes.
+    let mut run = round_up(ext[n - 1], cfg.dm_write_align) * size;
+    while let Some(&(count, hbm, dm)) = loops.last() {
+        if hbm != run as i64 || dm != run as i64 {
+            break;
+        }
+        run *= count as u64;
+        loops.pop();
+    }
+    let (count, packet) = split_run(run, cfg.max_packet_bytes);
+    if count > 1 {
+        loops.push((count as u32, packet as i64, packet as i64));
+    }
+    let hbm = Side {
+        memory: Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes },
+        pattern: AccessPattern::new(offset, &loops.iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(), packet as u32),
+    };
+    let dm = Side {
+        memory: slice,
+        pattern: AccessPattern::new(dm.base, &loops.iter().map(|l| (l.0, l.2)).collect::<Vec<_>>(), packet as u32),
+    };
+    if to_dm {
+        Dma { src: hbm, dst: dm }
+    } else {
+        Dma { src: dm, dst: hbm }
+    }
+}
+
+/// The DMA copying the whole of `from`'s buffer into `to`'s (of the same size), within HBM.
+pub fn hbm_copy(from: &Tensor, to: &Tensor, cfg: &NpuConfig) -> Dma {
+    let (count, packet) = split_run(from.bytes, cfg.max_packet_bytes);
+    let side = |t: &Tensor| Side {
+        memory: Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes },
+        pattern: AccessPattern::new(0, &[(count as u32, packet as i64)], packet as u32),
+    };
+    Dma { src: side(from), dst: side(to) }
+}
+
+/// A run of `bytes` (a multiple of 8) as `count` packets of at most `max` bytes, each a multiple of 8.
+pub fn split_run(bytes: u64, max: u64) -> (u64, u64) {
+    if bytes <= max {
+        return (1, bytes);
+    }
+    let words = bytes / 8;
+    let best = (1..=max / 8).rev().find(|&d| words.is_multiple_of(d)).unwrap_or(1);
+    (words / best, best * 8)
+}
+
+/// `x` rounded up to a multiple of `unit`.
+pub fn round_up(x: u64, unit: u64) -> u64 {
+    x.div_ceil(unit.max(1)) * unit.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_split_into_aligned_packets_under_the_limit() {
+        assert_eq!(split_run(64, 4096), (1, 64));
+        assert_eq!(split_run(8192, 4096), (2, 4096));
+        assert_eq!(split_run(12000, 4096), (3, 4000));
+        assert_eq!(split_run(8 * 1031, 4096), (1031, 8));
+    }
+}
