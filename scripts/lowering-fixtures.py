@@ -17,3 +17,6 @@ save("x-5x3-f32", (np.arange(15, dtype=np.float32).reshape(5, 3) - 7) / 2)
 save("y-3-f32", np.array([1, -2, 0.5], dtype=np.float32))
 save("a-4x100-i32", (np.arange(400, dtype=np.int32).reshape(4, 100) * 7919 % 201) - 100)
 save("b-4x1-i32", np.array([[3], [-1], [0], [12]], dtype=np.int32))
+rng = np.random.default_rng(16)
+for name, shape in [("mlp-x-5x12", (5, 12)), ("mlp-w1-12x20", (12, 20)), ("mlp-b1-20", (20,)), ("mlp-w2-20x3", (20, 3))]:
+    save(name + "-f32", rng.integers(-3, 4, shape).astype(np.float32))

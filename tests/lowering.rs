@@ -199,3 +199,106 @@ fn a_wrong_sink_is_reported_with_its_cell() {
     assert!(err.contains("'out' differs at [1, 0]: lowered 3.5, reference 3"), "{err}");
     let _ = DType::F32;
 }
+
+/// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k`, with `x`'s dimensions in either order.
+#[derive(Clone, Debug)]
+struct Contract {
+    batch: Option<u64>,
+    rows: Vec<u64>,
+    k: u64,
+    n: u64,
+    k_first: bool,
+    bias: bool,
+    machine: &'static str,
+}
+
+fn contract() -> impl Strategy<Value = Contract> {
+    let small = prop_oneof![4 => 1u64..24, 1 => 90u64..300];
+    let machine = prop::sample::select(vec![
+        "",
+        "npu.machine = {dm_slice_bytes = 16384, acc_slice_bytes = 4096, trf_lane_bytes = 512, slices_per_cluster = 2}",
+        "npu.machine = {dm_slice_bytes = 8192, acc_slice_bytes = 2048, trf_lane_bytes = 256, slices_per_cluster = 3}",
+    ]);
+    (
+        prop::option::of(1u64..4),
+        prop::collection::vec(1u64..40, 1..3),
+        small.clone(),
+        small,
+        any::<bool>(),
+        any::<bool>(),
+        machine,
+    )
+        .prop_map(|(batch, rows, k, n, k_first, bias, machine)| Contract {
+            batch,
+            rows,
+            k,
+            n,
+            k_first,
+            bias,
+            machine,
+        })
+}
+
+impl Contract {
+    fn text(&self) -> String {
+        let ty = |dims: &[(String, u64)]| {
+            let d: Vec<String> = dims.iter().map(|(n, e)| format!("{n}={e}")).collect();
+            format!("!teg.tensor<[{}] x f32>", d.join(", "))
+        };
+        let batch: Vec<(String, u64)> = self.batch.iter().map(|&e| ("bt".to_string(), e)).collect();
+        let rows: Vec<(String, u64)> = self.rows.iter().enumerate().map(|(i, &e)| (format!("m{i}"), e)).collect();
+        let k = ("k".to_string(), self.k);
+        let n = ("n".to_string(), self.n);
+        let mut x = batch.clone();
+        if self.k_first {
+            x.push(k.clone());
+            x.extend(rows.clone());
+        } else {
+            x.extend(rows.clone());
+            x.push(k.clone());
+        }
+        let w: Vec<_> = batch.iter().cloned().chain([k, n.clone()]).collect();
+        let r: Vec<_> = batch.iter().cloned().chain(rows).chain([n.clone()]).collect();
+        let linear = self.bias && self.batch.is_none() && !self.k_first;
+        let op = match linear {
+            true => format!("teg.linear %x, %w, %b : {}, {}, {}", ty(&x), ty(&w), ty(&[n])),
+            false => format!("teg.contract %x, %w : {}, {} -> {}", ty(&x), ty(&w), ty(&r)),
+        };
+        let attrs = if self.machine.is_empty() { String::new() } else { format!(" attributes {{{}}}", self.machine) };
+        format!(
+            "builtin.module{attrs} {{\n  teg.graph @g {{\n    %x = teg.source @x : {}\n    %w = teg.source @w : {}\n    \
+             %b = teg.source @b : !teg.tensor<[n={}] x f32>\n    %r = {op}\n    %k = teg.sink @r %r : {} -> !teg.token\n    \
+             teg.sequence_point %k : !teg.token\n  }}\n}}\n",
+            ty(&x),
+            ty(&w),
+            self.n,
+            ty(&r)
+        )
+    }
+}
+
+/// Small integers in [-4, 4] (sums of products stay exact in f32), for each source of `text`.
+fn integer_inputs(text: &str) -> Values {
+    let mut ctx = Context::new(tapestry::dialects::all());
+    let module = tapestry::parse::parse_file(&mut ctx, "g.tap", text).unwrap();
+    let graph = walk::preorder(&ctx.body, module).into_iter().find(|&o| ctx.op_name(o) == "teg.graph").unwrap();
+    let mut out = Values::new();
+    for (i, (name, shape, _)) in tapestry::dialects::teg::eval::sources(&ctx, graph).into_iter().enumerate() {
+        let n = shape.iter().product::<u64>() as usize;
+        let data = (0..n).map(|j| ((j * 7 + i * 3) % 9) as f32 - 4.0).collect();
+        out.insert(name, Array::new(shape, Data::F32(data)).unwrap());
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lowered_contractions_compute_what_the_reference_does(c in contract()) {
+        let text = c.text();
+        if let Err(e) = check(&text, &integer_inputs(&text)) {
+            panic!("{e}\n{text}");
+        }
+    }
+}

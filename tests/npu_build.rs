@@ -1,6 +1,6 @@
 //! Kernels written in code (`dialects::npu::build`): every instruction decodes back to the value it was written
 //! from, and the semaphores the builder derives from the instructions' bytes order every conflicting pair, so the
-//! interpreter's race detector accepts random programs of DMAs, memsets and vector instructions on random queues over
+//! interpreter's race detector accepts random programs of DMAs, memsets, vector instructions, TRF loads, matmuls and casts on random queues over
 //! overlapping bytes (and rejects them when the waits are dropped).
 
 use proptest::prelude::*;
@@ -9,8 +9,10 @@ use tapestry::dialects::npu::build::KernelBuilder;
 use tapestry::dialects::npu::dma::{Dma, Memory, Side};
 use tapestry::dialects::npu::interp::Program;
 use tapestry::dialects::npu::ops::instruction::Instruction;
+use tapestry::dialects::npu::ops::matmul::Matmul;
 use tapestry::dialects::npu::ops::memset::Memset;
 use tapestry::dialects::npu::ops::onchip::{Operand, Slices, Space};
+use tapestry::dialects::npu::ops::stream::{Kind, Requant, Stream};
 use tapestry::dialects::npu::ops::vector::{Rhs, Vector};
 use tapestry::dialects::npu::types::BufType;
 use tapestry::ir::builder::InsertPoint;
@@ -29,6 +31,9 @@ enum Step {
     Vector(bool, u64, u64, u64, u64, u64, u64, bool),
     /// Fill words of slice `slice` with a value: (slice, base, words, value).
     Memset(u64, u64, u64, i8),
+    /// On slice `slice`: B (k × 8t) into the TRF, `C = A · B` (or `+=`) into the accumulator, C moved to DM:
+    /// (slice, m, k, t, accumulate).
+    Matmul(u64, u64, u64, u64, bool),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -39,12 +44,54 @@ fn step() -> impl Strategy<Value = Step> {
         (any::<bool>(), 0u64..2, 1u64..3, word.clone(), word.clone(), word, 1u64..8, any::<bool>())
             .prop_map(|(u, f, e, s, r, d, n, q)| Step::Vector(u, f.min(e - 1), e.max(f + 1).min(2), s, r, d, n, q)),
         (0u64..2, 0..SPAN / 8, 1u64..8, any::<i8>()).prop_map(|(s, b, n, v)| Step::Memset(s, b, n, v)),
+        (0u64..2, 1u64..4, 1u64..5, 1u64..3, any::<bool>()).prop_map(|(s, m, k, t, a)| Step::Matmul(s, m, k, t, a)),
     ]
 }
 
 /// `base` in 8-byte words clamped so that `words` fit in the window, in bytes.
 fn at(base: u64, words: u64) -> u64 {
     base.min(SPAN / 8 - words) * 8
+}
+
+fn instructions(step: &Step) -> Vec<(Instruction, String)> {
+    let Step::Matmul(slice, m, k, t, accumulate) = *step else { return vec![instruction(step)] };
+    let cfg = NpuConfig::default();
+    let slices = Slices { chip: 0, cluster: 0, first: slice, end: slice + 1 };
+    let n = 8 * t;
+    let dm = |base: u64, bytes: u64| Operand { space: Space::Dm, pattern: AccessPattern::new(base, &[], bytes as u32) };
+    let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
+    let trf = Operand {
+        space: Space::Trf,
+        pattern: AccessPattern::new(0, &[(t as u32, k as i64 * 4), (8, cfg.trf_lane_bytes as i64)], (k * 4) as u32),
+    };
+    let stream = |kind: Kind, src: Operand, dst: Operand| Stream {
+        kind,
+        slices,
+        src,
+        dst,
+        from: ElemType::F32,
+        to: ElemType::F32,
+        relu: false,
+        requant: Requant { scale: 1, shift: 0 },
+        tile: (1, 1),
+    };
+    let matmul = Matmul {
+        slices,
+        m,
+        k,
+        n,
+        a: dm(0, m * k * 4),
+        b_base: 0,
+        c: acc.clone(),
+        accumulate,
+        from: ElemType::F32,
+        to: ElemType::F32,
+    };
+    vec![
+        (Instruction::Stream(stream(Kind::LoadTrf, dm(0, k * n * 4), trf)), "sub".into()),
+        (Instruction::Matmul(matmul), "main".into()),
+        (Instruction::Stream(stream(Kind::Cast, acc, dm(256, m * n * 4))), "main".into()),
+    ]
 }
 
 fn instruction(step: &Step) -> (Instruction, String) {
@@ -85,6 +132,7 @@ fn instruction(step: &Step) -> (Instruction, String) {
             };
             (Instruction::Memset(m), "main".into())
         }
+        Step::Matmul(..) => unreachable!("several instructions"),
     }
 }
 
@@ -97,8 +145,7 @@ fn build(steps: &[Step]) -> (Context, OpId) {
     let buf = BufType { chip: 0, len: SPAN / 4, elem: ElemType::F32 };
     let mut k = KernelBuilder::new(&mut rw, "k", &[buf.clone(), buf], NpuConfig::default(), Loc::Unknown);
     rw.set_insertion_point(InsertPoint::End(k.block()));
-    for s in steps {
-        let (ins, queue) = instruction(s);
+    for (ins, queue) in steps.iter().flat_map(instructions) {
         let op = match &ins {
             Instruction::Dma(d) => k.dma(&mut rw, d, ElemType::F32, &queue),
             other => k.compute(&mut rw, other, &queue),

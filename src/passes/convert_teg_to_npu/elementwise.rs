@@ -6,8 +6,9 @@
 //! broadcasting by name costs no copy); the result goes back to HBM by DMA.
 
 use super::buffers::Tensor;
-use super::tiles::{Tile, Tiling};
-use super::transfer::{box_dma, dm_box, dm_bytes, DmBox};
+use super::operand::{map_dims, operand_box, read_pattern, Input};
+use super::tiles::{Tile, Tiling, CHUNK_ALIGN};
+use super::transfer::{box_dma, dm_box, dm_bytes};
 use super::{failed, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
@@ -108,27 +109,6 @@ impl ConversionPattern for Cells<'_> {
     }
 }
 
-/// An operand and, per dimension of the result, its dimension there (`None` where it broadcasts).
-struct Input {
-    tensor: Tensor,
-    map: Vec<Option<usize>>,
-}
-
-/// Broadcasting by name: result dimension `d` reads operand dimension `j` of the same name and extent.
-fn map_dims(result: &Tensor, operand: &Tensor) -> Vec<Option<usize>> {
-    let mut map: Vec<Option<usize>> = result
-        .dims
-        .iter()
-        .map(|(name, extent)| operand.dims.iter().position(|(n, e)| n == name && e == extent && *e > 1))
-        .collect();
-    // The padded rows line up when both have the result's last dimension.
-    let last = result.dims.len() - 1;
-    if result.dims[last].1 == 1 && operand.dims.last() == result.dims.last() {
-        map[last] = Some(operand.dims.len() - 1);
-    }
-    map
-}
-
 /// Writes the tiles of `result = f(operands)`.
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inputs: &[Input]) -> Result<(), String> {
     let cfg = l.cfg.clone();
@@ -149,7 +129,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inpu
     };
     let total = dm_bytes(result, &space, &cfg);
     let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
-    let tiles = Tiling::choose(&space, &bytes, budget, want)?.tiles();
+    let tiles = Tiling::choose(&space, &bytes, budget, want, CHUNK_ALIGN)?.tiles();
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     for wave in tiles.chunks(slices) {
         let base = (l.waves % 2) * budget;
@@ -193,48 +173,11 @@ fn bring_in(
         let dm = dm_box(&x.tensor, &ext, at, &cfg);
         let memory = Memory::Dm { chip: 0, cluster: 0, slice };
         l.dma(rw, &box_dma(&x.tensor, &start, &ext, &dm, memory, true, &cfg), x.tensor.elem)?;
-        reads.push(read_pattern(x, tile, &dm, skip));
+        let order: Vec<usize> = (0..tile.ext.len()).collect();
+        reads.push(read_pattern(x, tile, &order, &dm, skip));
         at += dm.bytes;
     }
     Ok(reads)
-}
-
-/// The box of operand `x` that `tile` reads, its last dimension's start aligned down to `align` elements (when
-/// `align > 0`): its start, its extents and how many elements the alignment added before the tile's first.
-fn operand_box(x: &Input, tile: &Tile, align: u64) -> (Vec<u64>, Vec<u64>, u64) {
-    let n = x.tensor.dims.len();
-    let (mut start, mut ext) = (vec![0u64; n], vec![1u64; n]);
-    for (d, j) in x.map.iter().enumerate() {
-        if let Some(j) = *j {
-            start[j] = tile.start[d];
-            ext[j] = tile.ext[d];
-        }
-    }
-    let skip = if align > 0 { start[n - 1] % align } else { 0 };
-    start[n - 1] -= skip;
-    ext[n - 1] += skip;
-    (start, ext, skip)
-}
-
-/// The pattern reading operand `x`'s box `dm` in the order of `tile` (stride 0 where it broadcasts), contiguous
-/// inner dimensions merged into the packet.
-fn read_pattern(x: &Input, tile: &Tile, dm: &DmBox, skip: u64) -> AccessPattern {
-    let size = x.tensor.elem.bytes() as i64;
-    let mut loops: Vec<(u32, i64)> = Vec::new();
-    for (d, &e) in tile.ext.iter().enumerate() {
-        if e > 1 {
-            loops.push((e as u32, x.map[d].map_or(0, |j| dm.strides[j])));
-        }
-    }
-    let mut packet = size;
-    while let Some(&(count, stride)) = loops.last() {
-        if stride != packet {
-            break;
-        }
-        packet *= count as i64;
-        loops.pop();
-    }
-    AccessPattern::new(dm.base + skip * size as u64, &loops, packet as u32)
 }
 
 /// The vector instruction computing `f` of the operands read by `reads` into `dst` on `slices`.

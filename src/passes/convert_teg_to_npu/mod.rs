@@ -10,7 +10,9 @@
 //! on. The conversion is all or nothing: on an error the module is left as it was.
 
 mod buffers;
+mod contraction;
 mod elementwise;
+mod operand;
 mod tiles;
 mod transfer;
 
@@ -119,8 +121,13 @@ fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
     rw.erase_op(graph);
     let root = kernel.kernel;
     let state = RefCell::new(Lowering { cfg, buffers, kernel, next_engine: 0, waves: 0, error: None });
-    let patterns: [&dyn ConversionPattern; 4] =
-        [&Sources(&state), &Sinks(&state), &SequencePoints, &elementwise::Cells(&state)];
+    let patterns: [&dyn ConversionPattern; 5] = [
+        &Sources(&state),
+        &Sinks(&state),
+        &SequencePoints,
+        &elementwise::Cells(&state),
+        &contraction::Contractions(&state),
+    ];
     let target = ConversionTarget::new().dialect("teg", Legality::Illegal).dialect("npu", Legality::Legal);
     let result = apply_conversion(ctx, root, &target, &patterns, &types(), ConversionMode::Full);
     let state = state.into_inner();
@@ -154,8 +161,9 @@ fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
     match &kind {
         OpKind::Io(Io::Source { .. } | Io::Sink { .. } | Io::SequencePoint) => Ok(()),
         OpKind::Cell(cell) => elementwise::check(ctx, op, cell).map_err(err),
+        OpKind::Contraction(c) => contraction::check(ctx, op, c).map_err(err),
         _ => Err(err(format!(
-            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks and elementwise ops)",
+            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops and contractions)",
             ctx.op_name(op)
         ))),
     }

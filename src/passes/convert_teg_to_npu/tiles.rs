@@ -21,13 +21,20 @@ pub struct Tiling {
     chunk: u64,
 }
 
-/// Chunks of the split dimension are multiples of this many indices (but the last).
-const CHUNK_ALIGN: u64 = 16;
+/// Chunks of the split dimension are multiples of this many indices (but the last) unless told otherwise.
+pub const CHUNK_ALIGN: u64 = 16;
 
 impl Tiling {
     /// The tiling of `space` whose tiles take at most `budget` bytes by `bytes` (of a tile's extents), aiming at
-    /// `want` tiles; an error when not even 16 indices of the last dimension fit.
-    pub fn choose(space: &[u64], bytes: &dyn Fn(&[u64]) -> u64, budget: u64, want: u64) -> Result<Tiling, String> {
+    /// `want` tiles, chunks a multiple of `align` (but the last); an error when not even `align` indices of the
+    /// last dimension fit.
+    pub fn choose(
+        space: &[u64],
+        bytes: &dyn Fn(&[u64]) -> u64,
+        budget: u64,
+        want: u64,
+        align: u64,
+    ) -> Result<Tiling, String> {
         let n = space.len();
         let extents = |k: usize, c: u64| -> Vec<u64> {
             (0..n)
@@ -42,7 +49,7 @@ impl Tiling {
                 })
                 .collect()
         };
-        let least = |k: usize| if k + 1 == n { CHUNK_ALIGN.min(space[k]) } else { 1 };
+        let least = |k: usize| if k + 1 == n { align.min(space[k]).max(1) } else { 1 };
         let k = (0..n)
             .find(|&k| bytes(&extents(k, least(k))) <= budget)
             .ok_or_else(|| format!("not even {} elements of a row fit the {budget} B a tile may take", least(n - 1)))?;
@@ -59,8 +66,8 @@ impl Tiling {
         let outer: u64 = space[..k].iter().product();
         let pieces = want.div_ceil(outer.max(1)).max(1);
         let mut chunk = lo.min(space[k].div_ceil(pieces));
-        if chunk < space[k] {
-            chunk = (chunk / CHUNK_ALIGN * CHUNK_ALIGN).max(CHUNK_ALIGN.min(lo));
+        if chunk < space[k] && align > 1 {
+            chunk = (chunk / align * align).max(align.min(lo));
         }
         Ok(Tiling { space: space.to_vec(), k, chunk: chunk.max(1) })
     }
@@ -111,7 +118,7 @@ mod tests {
     #[test]
     fn tiles_cover_the_space_once() {
         for (space, budget, want) in [(vec![5u64, 8], 1 << 20, 1), (vec![3, 100, 64], 4096, 8), (vec![1000], 256, 1)] {
-            let t = Tiling::choose(&space, &dense, budget, want).unwrap();
+            let t = Tiling::choose(&space, &dense, budget, want, CHUNK_ALIGN).unwrap();
             let tiles = t.tiles();
             let total: u64 = tiles.iter().map(|t| t.ext.iter().product::<u64>()).sum();
             assert_eq!(total, space.iter().product::<u64>());
@@ -121,8 +128,8 @@ mod tests {
 
     #[test]
     fn a_small_space_is_split_for_the_slices() {
-        let t = Tiling::choose(&[64, 8], &dense, 1 << 20, 4).unwrap();
+        let t = Tiling::choose(&[64, 8], &dense, 1 << 20, 4, CHUNK_ALIGN).unwrap();
         assert_eq!(t.tiles().len(), 4);
-        assert!(Tiling::choose(&[1 << 20], &dense, 32, 1).is_err());
+        assert!(Tiling::choose(&[1 << 20], &dense, 32, 1, CHUNK_ALIGN).is_err());
     }
 }

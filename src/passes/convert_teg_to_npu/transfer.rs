@@ -9,7 +9,7 @@ use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::machine::NpuConfig;
 
 /// A box of a tensor in one slice's data memory: where it starts and the byte stride of each of its dimensions.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DmBox {
     /// Byte address in the slice's DM.
     pub base: u64,

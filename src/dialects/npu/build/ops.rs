@@ -6,6 +6,7 @@ use crate::dialects::npu::dma::{Dma, Memory};
 use crate::dialects::npu::ops::clauses::Sync;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::onchip::{Operand, Slices};
+use crate::dialects::npu::ops::stream::{Kind, Requant};
 use crate::dialects::npu::ops::vector::Rhs;
 use crate::dialects::npu::types::elem_name;
 use crate::ir::builder::OpState;
@@ -65,7 +66,46 @@ pub fn compute_state(ints: &mut Interners, instruction: &Instruction, sync: &Syn
                 }
             }
         }
-        Instruction::Dma(_) | Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Reduce(_) => return None,
+        Instruction::Stream(st) => {
+            w.slices(&st.slices);
+            w.operand("src", &st.src);
+            w.operand("dst", &st.dst);
+            w.dtype("dtype", st.from);
+            if st.kind == Kind::Cast {
+                w.dtype("out_dtype", st.to);
+                if st.relu {
+                    w.unit("relu");
+                }
+                if st.requant != (Requant { scale: 1, shift: 0 }) {
+                    w.int("scale", st.requant.scale as i64);
+                    w.int("shift", st.requant.shift as i64);
+                }
+            }
+            if st.kind == Kind::Transpose {
+                w.ints("tile", &[st.tile.0 as i64, st.tile.1 as i64]);
+            }
+            match st.kind {
+                Kind::LoadTrf => "npu.load_trf",
+                Kind::LoadVrf => "npu.load_vrf",
+                Kind::Cast => "npu.cast",
+                Kind::Transpose => "npu.transpose",
+            }
+        }
+        Instruction::Matmul(mm) => {
+            w.slices(&mm.slices);
+            for (name, v) in [("m", mm.m), ("k", mm.k), ("n", mm.n), ("b_base", mm.b_base)] {
+                w.int(name, v as i64);
+            }
+            w.operand("a", &mm.a);
+            w.operand("c", &mm.c);
+            if mm.accumulate {
+                w.unit("accumulate");
+            }
+            w.dtype("dtype", mm.from);
+            w.dtype("out_dtype", mm.to);
+            "npu.matmul"
+        }
+        Instruction::Dma(_) | Instruction::Reduce(_) => return None,
     };
     Some(w.take(name, sync, loc))
 }
@@ -97,6 +137,11 @@ impl Writer<'_> {
         let i64t = self.ints.int_type(64);
         let items: Vec<AttrId> = values.iter().map(|&v| self.ints.int_attr(v as i128, i64t)).collect();
         self.ints.attr(Attr::Array(items.into()))
+    }
+
+    fn unit(&mut self, name: &str) {
+        let unit = self.ints.attr(Attr::Unit);
+        self.prop(name, unit);
     }
 
     fn str(&mut self, name: &str, value: &str) {

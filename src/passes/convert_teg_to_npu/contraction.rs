@@ -1,0 +1,429 @@
+//! Contractions on the tensor unit: `teg.contract`, `teg.matmul` and `teg.linear` whose one summed dimension `k`
+//! is in both operands and whose result's last dimension `n` is `w`'s last; the result's other dimensions are
+//! batch dimensions (in `x`, `w` and the result: one matmul per index) or rows `m` (in `x` only, flattened).
+//!
+//! The index space is `[batch..., m..., n, k]` (`n` padded like the result's rows, so that whole rows are
+//! computed). Tiles of `batch × m × n` go to slices in waves; per tile, `k` comes in chunks that alternate between
+//! two halves of data memory: `x`'s box and `w`'s box come in by DMA, `w`'s rows go into the TRF (column `j` in
+//! lane `j mod 8`), and a matmul computes (first chunk) or accumulates (the others) the tile in the accumulator,
+//! reading `x` in `(m, k)` order whatever its layout. A linear's bias is added there by the vector unit (broadcast
+//! along `m` by stride 0); a cast moves the tile to data memory and a DMA writes it into the result. Tile sizes
+//! keep the accumulator (`m · n` floats), a TRF lane (`ceil(n / 8) · k` elements) and the data memory within the
+//! machine's sizes.
+
+use super::buffers::Tensor;
+use super::operand::{operand_box, read_pattern, Input};
+use super::tiles::{Tile, Tiling};
+use super::transfer::{box_dma, dm_box, round_up, DmBox};
+use super::{failed, Lowering};
+use crate::array::DType;
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::Memory;
+use crate::dialects::npu::ops::instruction::Instruction;
+use crate::dialects::npu::ops::matmul::Matmul;
+use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
+use crate::dialects::npu::ops::stream::{Kind, Requant, Stream};
+use crate::dialects::npu::ops::vector::{Rhs, Vector};
+use crate::dialects::teg::ops::{decode, Contraction, OpKind};
+use crate::dialects::teg::tensor_type::{as_tensor, TensorType};
+use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
+use crate::ir::rewrite::Rewriter;
+use crate::ir::{Context, OpId};
+use crate::machine::{ElemType, NpuConfig};
+use std::cell::RefCell;
+
+/// Most slices one contraction's tiles spread over.
+const MAX_SLICES: u64 = 64;
+/// Rows are not split into tiles of fewer than this to occupy more slices (DMA startups would dominate).
+const MIN_TILE_ROWS: u64 = 16;
+
+/// The roles of a contraction's dimensions, by name.
+struct Roles {
+    batch: Vec<String>,
+    rows: Vec<String>,
+    n: String,
+    k: String,
+}
+
+/// The roles of `x · w -> r`'s dimensions, or why the lowering does not handle it.
+fn roles(x: &TensorType, w: &TensorType, r: &TensorType) -> Result<Roles, String> {
+    let has = |t: &TensorType, d: &str| t.position(d).is_some();
+    let n = r.dims.last().map(|d| d.0.clone()).ok_or("a contraction to a scalar is not lowered yet")?;
+    if w.dims.last().map(|d| &d.0) != Some(&n) || has(x, &n) {
+        return Err(format!("the result's last dimension '{n}' must be w's last and not x's"));
+    }
+    let summed: Vec<&String> = x.dims.iter().map(|d| &d.0).filter(|d| has(w, d) && !has(r, d)).collect();
+    let [k] = summed[..] else {
+        return Err(format!("one summed dimension is lowered, this contraction sums {}", summed.len()));
+    };
+    for t in [x, w] {
+        if let Some(d) = t.dims.iter().find(|d| !has(r, &d.0) && d.0 != *k) {
+            return Err(format!("dimension '{}' of one operand is neither summed nor kept", d.0));
+        }
+    }
+    let (mut batch, mut rows) = (Vec::new(), Vec::new());
+    for (name, _) in &r.dims[..r.dims.len() - 1] {
+        match (has(x, name), has(w, name)) {
+            (true, true) => batch.push(name.clone()),
+            (true, false) => rows.push(name.clone()),
+            _ => return Err(format!("the result's dimension '{name}' must come from x")),
+        }
+    }
+    Ok(Roles { batch, rows, n, k: k.clone() })
+}
+
+/// Why the contraction `op` cannot be lowered, if it cannot.
+pub fn check(ctx: &Context, op: OpId, c: &Contraction) -> Result<(), String> {
+    if *c == Contraction::Prod {
+        return Err("'teg.prod' is not lowered yet".into());
+    }
+    let types: Vec<&TensorType> = ctx
+        .body
+        .operands(op)
+        .chain(ctx.body.results(op))
+        .filter_map(|v| as_tensor(ctx, ctx.body.value_type(v)))
+        .collect();
+    let [x, w, .., r] = types[..] else { return Err("a contraction has two operands and a result".into()) };
+    if types.iter().any(|t| t.dtype != DType::F32) {
+        return Err(format!("'{}' is lowered on f32 (bf16 and i8 are still to come)", ctx.op_name(op)));
+    }
+    roles(x, w, r).map(|_| ())
+}
+
+/// The pattern lowering contractions.
+pub struct Contractions<'s>(pub &'s RefCell<Lowering>);
+
+impl ConversionPattern for Contractions<'_> {
+    fn name(&self) -> &'static str {
+        "Contractions"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let Ok(OpKind::Contraction(c)) = decode(rw.ir(), op) else { return false };
+        let ctx = rw.ir();
+        let mut s = self.0.borrow_mut();
+        let r = s.buffers.values[&ctx.body.result(op, 0)].clone();
+        let operands: Vec<Tensor> = ctx.body.operands(op).map(|v| s.buffers.values[&v].clone()).collect();
+        let ty = |v| as_tensor(ctx, ctx.body.value_type(v)).expect("a tensor").clone();
+        let (tx, tw) = (ty(ctx.body.operand(op, 0)), ty(ctx.body.operand(op, 1)));
+        let tr = ty(ctx.body.result(op, 0));
+        let result = roles(&tx, &tw, &tr).and_then(|roles| {
+            let bias = (c == Contraction::Linear).then(|| &operands[2]);
+            lower(&mut s, rw, &roles, &operands[0], &operands[1], bias, &r)
+        });
+        if let Err(m) = result {
+            drop(s);
+            return failed(self.0, rw.ir(), op, m);
+        }
+        let arg = s.kernel.arg(r.region);
+        drop(s);
+        rw.replace_op(op, &[arg]);
+        true
+    }
+}
+
+/// Tile sizes: rows of the accumulator tile, its columns, and the summed chunk.
+#[derive(Copy, Clone, Debug)]
+struct Sizes {
+    m: u64,
+    n: u64,
+    k: u64,
+}
+
+/// The largest tile sizes (columns a multiple of the TRF lanes, chunks of `k` a multiple of 8) that fit the
+/// accumulator, a TRF lane and a third of data memory for each of the inputs and the output: columns first, then
+/// the chunk, then rows.
+fn sizes(n_pad: u64, k_ext: u64, cfg: &NpuConfig) -> Result<Sizes, String> {
+    let size = 4;
+    let lanes = cfg.trf_lanes.max(1);
+    let third = cfg.dm_slice_bytes / 3 / 8 * 8 / size;
+    let rows = |n: u64, k: u64| {
+        // The accumulator tile; x's box (with room to align its row start) next to w's; the output and bias.
+        let inputs = third.saturating_sub(k * n) / round_up(k, 8).max(1);
+        (cfg.acc_slice_bytes / size / n).min(inputs.saturating_sub(8)).min(third.saturating_sub(n) / n).min(1 << 12)
+    };
+    let mut n = round_up(n_pad.min(128), lanes);
+    loop {
+        let mut k = (cfg.trf_lane_bytes / size / n.div_ceil(lanes)).min(k_ext);
+        if k < k_ext {
+            k = k / 8 * 8;
+        }
+        while k > 0 {
+            if rows(n, k) > 0 {
+                return Ok(Sizes { m: rows(n, k), n, k });
+            }
+            k = if k > 8 { (k / 2).div_ceil(8) * 8 } else { 0 };
+        }
+        if n <= lanes {
+            return Err(format!(
+                "no matmul tile fits: {} B of accumulator, {} B per TRF lane, {} B of data memory per slice",
+                cfg.acc_slice_bytes, cfg.trf_lane_bytes, cfg.dm_slice_bytes
+            ));
+        }
+        n = round_up(n / 2, lanes);
+    }
+}
+
+/// Writes `r = x · w (+ bias)`.
+fn lower(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    roles: &Roles,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    r: &Tensor,
+) -> Result<(), String> {
+    let cfg = l.cfg.clone();
+    // The index space: batch..., rows..., n (padded), k.
+    let names: Vec<&String> = roles.batch.iter().chain(&roles.rows).chain([&roles.n, &roles.k]).collect();
+    let extent = |name: &String| {
+        [x, w, r].iter().find_map(|t| t.dims.iter().find(|d| &d.0 == name).map(|d| d.1)).expect("a dimension")
+    };
+    let mut space: Vec<u64> = names.iter().map(|&n| extent(n)).collect();
+    let (nd, kd) = (names.len() - 2, names.len() - 1);
+    space[nd] = r.row;
+    let input = |t: &Tensor| Input {
+        tensor: t.clone(),
+        map: names.iter().map(|&n| t.dims.iter().position(|d| &d.0 == n)).collect(),
+    };
+    let (xi, wi, ri) = (input(x), input(w), input(r));
+    let bi = bias.map(input);
+    let sz = sizes(space[nd], space[kd], &cfg)?;
+    let tiles = tiles(&space, roles.batch.len(), sz)?;
+    let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
+    let third = cfg.dm_slice_bytes / 3 / 8 * 8;
+    let chunks: Vec<(u64, u64)> =
+        (0..space[kd]).step_by(sz.k as usize).map(|k0| (k0, sz.k.min(space[kd] - k0))).collect();
+    for wave in tiles.chunks(slices) {
+        for (c, &(k0, kc)) in chunks.iter().enumerate() {
+            let base = (l.waves % 2) * third;
+            l.waves += 1;
+            let mut steps = Vec::with_capacity(wave.len());
+            for (slice, tile) in wave.iter().enumerate() {
+                let mut t = tile.clone();
+                (t.start[kd], t.ext[kd]) = (k0, kc);
+                steps.push(bring_in(l, rw, &xi, &wi, &t, slice as u64, base)?);
+            }
+            for (first, end) in groups(&steps) {
+                let slices = Slices { chip: 0, cluster: 0, first, end };
+                let step = &steps[first as usize];
+                l.compute(rw, &load_trf(slices, step, &cfg))?;
+                l.compute(rw, &matmul(slices, step, c > 0))?;
+            }
+        }
+        finish(l, rw, wave, &ri, bi.as_ref(), 2 * third, &cfg)?;
+    }
+    Ok(())
+}
+
+/// The tiles of batch × rows × n (`k` left whole: a tile walks its chunks): one batch index each, boxes of
+/// at most `sz.m` rows, chunks of `sz.n` columns.
+fn tiles(space: &[u64], batch: usize, sz: Sizes) -> Result<Vec<Tile>, String> {
+    let (nd, kd) = (space.len() - 2, space.len() - 1);
+    let batches: u64 = space[..batch].iter().product();
+    let column_tiles = space[nd].div_ceil(sz.n);
+    let rows = &space[batch..nd];
+    // As many tiles as slices, but none of fewer than MIN_TILE_ROWS rows.
+    let most = rows.iter().product::<u64>().div_ceil(MIN_TILE_ROWS);
+    let want = MAX_SLICES.div_ceil(batches.saturating_mul(column_tiles)).min(most).max(1);
+    let row_tiles = match rows.is_empty() {
+        true => vec![Tile { start: Vec::new(), ext: Vec::new() }],
+        false => Tiling::choose(rows, &|e| e.iter().product(), sz.m, want, 1)?.tiles(),
+    };
+    let mut out = Vec::new();
+    for b in 0..batches {
+        let mut index = vec![0u64; batch];
+        let mut rest = b;
+        for d in (0..batch).rev() {
+            index[d] = rest % space[d];
+            rest /= space[d];
+        }
+        for rt in &row_tiles {
+            for n0 in (0..space[nd]).step_by(sz.n as usize) {
+                let start: Vec<u64> = index.iter().copied().chain(rt.start.iter().copied()).chain([n0, 0]).collect();
+                let ext: Vec<u64> = vec![1; batch]
+                    .into_iter()
+                    .chain(rt.ext.iter().copied())
+                    .chain([sz.n.min(space[nd] - n0), space[kd]])
+                    .collect();
+                out.push(Tile { start, ext });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One tile's chunk in data memory: the matmul's sizes, how it reads `x` there and where `w`'s box is.
+#[derive(Clone, Debug, PartialEq)]
+struct Step {
+    m: u64,
+    k: u64,
+    n: u64,
+    a: AccessPattern,
+    w: DmBox,
+    w_skip: u64,
+    /// `w`'s DM strides of `k` and `n` (bytes).
+    w_strides: (i64, i64),
+}
+
+/// Brings `tile`'s boxes of `x` and `w` into slice `slice` from `base` on.
+fn bring_in(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    x: &Input,
+    w: &Input,
+    tile: &Tile,
+    slice: u64,
+    base: u64,
+) -> Result<Step, String> {
+    let cfg = l.cfg.clone();
+    let memory = Memory::Dm { chip: 0, cluster: 0, slice };
+    let (n_dim, k_dim) = (tile.ext.len() - 2, tile.ext.len() - 1);
+    let mut at = base;
+    let mut boxes = Vec::new();
+    for t in [x, w] {
+        let (start, ext, skip) = operand_box(t, tile, cfg.dm_write_align);
+        let dm = dm_box(&t.tensor, &ext, at, &cfg);
+        l.dma(rw, &box_dma(&t.tensor, &start, &ext, &dm, memory, true, &cfg), t.tensor.elem)?;
+        at += dm.bytes;
+        boxes.push((dm, skip));
+    }
+    let (xdm, xskip) = &boxes[0];
+    let (wdm, wskip) = boxes[1].clone();
+    let order: Vec<usize> = (0..n_dim).filter(|&d| x.map[d].is_some()).chain([k_dim]).collect();
+    let stride = |d: usize| w.map[d].map_or(0, |j| wdm.strides[j]);
+    Ok(Step {
+        m: tile.ext[..n_dim].iter().product(),
+        k: tile.ext[k_dim],
+        n: tile.ext[n_dim],
+        a: read_pattern(x, tile, &order, xdm, *xskip),
+        w_strides: (stride(k_dim), stride(n_dim)),
+        w: wdm,
+        w_skip: wskip,
+    })
+}
+
+/// Consecutive slices whose steps are the same (one SPMD instruction each).
+fn groups(steps: &[Step]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut first = 0;
+    while first < steps.len() {
+        let end = (first..steps.len()).find(|&i| steps[i] != steps[first]).unwrap_or(steps.len());
+        out.push((first as u64, end as u64));
+        first = end;
+    }
+    out
+}
+
+/// `w`'s box into the TRF: column `j` (`8g + l`) in lane `l` from byte `g · k · 4`, its `k` elements in order.
+fn load_trf(slices: Slices, s: &Step, cfg: &NpuConfig) -> Instruction {
+    let lanes = cfg.trf_lanes;
+    let (ks, ns) = s.w_strides;
+    let groups = s.n / lanes;
+    let src = AccessPattern::new(
+        s.w.base + s.w_skip * 4,
+        &[(groups as u32, ns * lanes as i64), (lanes as u32, ns), (s.k as u32, ks)],
+        4,
+    );
+    let dst = AccessPattern::new(
+        0,
+        &[(groups as u32, (s.k * 4) as i64), (lanes as u32, cfg.trf_lane_bytes as i64)],
+        (s.k * 4) as u32,
+    );
+    Instruction::Stream(Stream {
+        kind: Kind::LoadTrf,
+        slices,
+        src: Operand { space: Space::Dm, pattern: src },
+        dst: Operand { space: Space::Trf, pattern: dst },
+        from: ElemType::F32,
+        to: ElemType::F32,
+        relu: false,
+        requant: Requant { scale: 1, shift: 0 },
+        tile: (1, 1),
+    })
+}
+
+/// The tile's matmul into the accumulator (from byte 0).
+fn matmul(slices: Slices, s: &Step, accumulate: bool) -> Instruction {
+    Instruction::Matmul(Matmul {
+        slices,
+        m: s.m,
+        k: s.k,
+        n: s.n,
+        a: Operand { space: Space::Dm, pattern: s.a.clone() },
+        b_base: 0,
+        c: Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (s.m * s.n * 4) as u32) },
+        accumulate,
+        from: ElemType::F32,
+        to: ElemType::F32,
+    })
+}
+
+/// After a wave's last chunk: the bias added, the tiles moved to data memory at `out` and written to the result.
+fn finish(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    wave: &[Tile],
+    r: &Input,
+    bias: Option<&Input>,
+    out: u64,
+    cfg: &NpuConfig,
+) -> Result<(), String> {
+    let nd = wave[0].ext.len() - 2;
+    let shape = |t: &Tile| (t.ext[..nd].iter().product::<u64>(), t.ext[nd]);
+    let mut first = 0;
+    while first < wave.len() {
+        let end = (first..wave.len()).find(|&i| shape(&wave[i]) != shape(&wave[first])).unwrap_or(wave.len());
+        let slices = Slices { chip: 0, cluster: 0, first: first as u64, end: end as u64 };
+        let (m, n) = shape(&wave[first]);
+        let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
+        if let Some(b) = bias {
+            let at = out + m * n * 4;
+            let mut reads = Vec::new();
+            for (slice, tile) in wave.iter().enumerate().take(end).skip(first) {
+                let (start, ext, skip) = operand_box(b, tile, cfg.dm_write_align);
+                let dm = dm_box(&b.tensor, &ext, at, cfg);
+                let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+                l.dma(rw, &box_dma(&b.tensor, &start, &ext, &dm, memory, true, cfg), b.tensor.elem)?;
+                reads.push((dm, skip));
+            }
+            let (dm, skip) = &reads[0];
+            let rhs = AccessPattern::new(dm.base + skip * 4, &[(m as u32, 0)], (n * 4) as u32);
+            let add = Vector {
+                kind: "add".into(),
+                slices,
+                src: acc.clone(),
+                rhs: Some(Rhs::Operand(Operand { space: Space::Dm, pattern: rhs })),
+                dst: acc.clone(),
+                dtype: ElemType::F32,
+            };
+            l.compute(rw, &Instruction::Vector(add))?;
+        }
+        let moved = Operand { space: Space::Dm, pattern: AccessPattern::new(out, &[], (m * n * 4) as u32) };
+        let cast = Stream {
+            kind: Kind::Cast,
+            slices,
+            src: acc,
+            dst: moved,
+            from: ElemType::F32,
+            to: ElemType::F32,
+            relu: false,
+            requant: Requant { scale: 1, shift: 0 },
+            tile: (1, 1),
+        };
+        l.compute(rw, &Instruction::Stream(cast))?;
+        first = end;
+    }
+    for (slice, tile) in wave.iter().enumerate() {
+        let (start, ext, _) = operand_box(r, tile, 0);
+        let dm = dm_box(&r.tensor, &ext, out, cfg);
+        let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+        l.dma(rw, &box_dma(&r.tensor, &start, &ext, &dm, memory, false, cfg), r.tensor.elem)?;
+    }
+    Ok(())
+}
