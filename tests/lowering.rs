@@ -1,4 +1,4 @@
-//! The lowering end to end, as a property: random TEG graphs of elementwise ops (broadcasting by name, extents
+//! The lowering end to end, as a property: random TEG graphs of elementwise ops, reductions and views (broadcasting by name, extents
 //! of 1 that stretch, scalars, rows that need padding, f32 and i32, sinks of sources and values sunk twice) are
 //! lowered by `tap-to-npu` on machines with little data memory and few slices (so that tensors are tiled and
 //! tiles come in waves), run on the NPU interpreter through the harness `tap-run --lower` uses, and compared
@@ -22,6 +22,11 @@ enum Node {
     Source(Shape),
     Unary(&'static str, usize),
     Binary(&'static str, usize, usize),
+    /// A reduction by a monoid along the dimensions marked (of those the operand has).
+    Reduce(&'static str, usize, [bool; 3]),
+    /// Views that give back the operand's shape, along one of its dimensions: a reverse (0), a permutation and its
+    /// inverse (1), two slices concatenated (2), a constant pad sliced off (3).
+    View(u8, usize, usize),
 }
 
 #[derive(Clone, Debug)]
@@ -42,7 +47,8 @@ fn graph() -> impl Strategy<Value = Graph> {
     let extent = prop_oneof![3 => 1u64..12, 1 => 60u64..140];
     let unary = prop::sample::select(vec!["relu", "neg", "abs", "exp", "tanh", "sqrt", "log"]);
     let binary = prop::sample::select(vec!["add", "sub", "mul", "max", "min", "div"]);
-    let node = (unary, binary, any::<u16>(), any::<u16>(), any::<bool>());
+    let monoid = prop::sample::select(vec!["sum", "max", "min", "mean"]);
+    let node = (unary, binary, any::<u16>(), any::<u16>(), 0u8..5, monoid, any::<[bool; 3]>());
     let machine = prop::sample::select(vec![(2048u64, 1u64), (4096, 2), (8192, 4), (524288, 64)]);
     (
         [extent.clone(), extent.clone(), extent],
@@ -54,10 +60,15 @@ fn graph() -> impl Strategy<Value = Graph> {
     )
         .prop_map(|(extents, int, sources, ops, sinks, machine)| {
             let mut nodes: Vec<Node> = sources.into_iter().map(Node::Source).collect();
-            for (u, b, x, y, is_unary) in ops {
+            for (u, b, x, y, which, monoid, along) in ops {
                 let n = nodes.len();
                 let (x, y) = (x as usize % n, y as usize % n);
-                nodes.push(if is_unary { Node::Unary(u, x) } else { Node::Binary(b, x, y) });
+                nodes.push(match which {
+                    0 | 1 => Node::Unary(u, x),
+                    2 | 3 => Node::Binary(b, x, y),
+                    4 if along[0] => Node::View((y % 4) as u8, x, (y / 4) % 3),
+                    _ => Node::Reduce(monoid, x, along),
+                });
             }
             // Mostly the last nodes (the ones most computed), now and then any.
             let n = nodes.len();
@@ -74,14 +85,26 @@ impl Graph {
     /// for a binary op whose operands do not broadcast (their names must nest) or an op the NPU lacks on i32.
     fn shapes(&self) -> Vec<Option<Shape>> {
         let mut out: Vec<Option<Shape>> = Vec::new();
+        let reduces = self.nodes.iter().any(|n| matches!(n, Node::Reduce(..)));
         for node in &self.nodes {
             let s = match *node {
                 Node::Source(s) => Some(s),
-                Node::Unary(f, x) => out[x].filter(|_| !self.int || ["relu", "neg", "abs"].contains(&f)),
+                // Transcendentals round; a reduction after them sums in another order (and in f32): the results
+                // differ within what rounding allows, which ill-conditioned ops after it (sqrt near 0) magnify
+                // past any fixed tolerance. Graphs with reductions keep to exact ops.
+                Node::Unary(f, x) => out[x].filter(|_| (!self.int && !reduces) || ["relu", "neg", "abs"].contains(&f)),
                 Node::Binary(f, x, y) => match (out[x], out[y]) {
                     (Some(a), Some(b)) if !(self.int && f == "div") => broadcast(a, b),
                     _ => None,
                 },
+                Node::View(kind, x, d) => out[x].filter(|s| s[d] == Some(true) && (kind != 2 || self.extents[d] >= 2)),
+                Node::Reduce(m, x, along) => out[x]
+                    .filter(|s| !(self.int && m == "mean") && (0..3).any(|k| along[k] && s[k].is_some()))
+                    .map(|s| {
+                        let mut r = s;
+                        (0..3).filter(|&k| along[k]).for_each(|k| r[k] = None);
+                        r
+                    }),
             };
             out.push(s);
         }
@@ -107,6 +130,17 @@ impl Graph {
                 Node::Source(_) => t += &format!("    %v{i} = teg.source @s{i} : {}\n", self.type_of(&s)),
                 Node::Unary(f, x) => t += &format!("    %v{i} = teg.{f} %v{x}\n"),
                 Node::Binary(f, x, y) => t += &format!("    %v{i} = teg.{f} %v{x}, %v{y}\n"),
+                Node::View(kind, x, d) => t += &self.view(i, kind, x, d, &shapes[x].expect("a viewed operand")),
+                Node::Reduce(m, x, along) => {
+                    let from = shapes[x].expect("a reduced operand");
+                    let dims: Vec<String> =
+                        (0..3).filter(|&k| along[k] && from[k].is_some()).map(|k| format!("\"{}\"", DIMS[k])).collect();
+                    t += &format!(
+                        "    %v{i} = teg.reduce %v{x} along [{}] by \"{m}\" : {}\n",
+                        dims.join(", "),
+                        self.type_of(&from)
+                    )
+                }
             }
         }
         let mut tokens = Vec::new();
@@ -120,6 +154,69 @@ impl Graph {
             t += &format!("    teg.sequence_point {} : {types}\n", tokens.join(", "));
         }
         t + "  }\n}\n"
+    }
+
+    /// The views of `Node::View` on `%v{x}` (of shape `s`) along dimension `d`, ending in `%v{i}`.
+    fn view(&self, i: usize, kind: u8, x: usize, d: usize, s: &Shape) -> String {
+        let t = self.type_of(s);
+        let (name, e) = (DIMS[d], self.extents[d]);
+        let with = |extent: u64| {
+            let mut dims: Vec<String> = Vec::new();
+            for k in (0..3).filter(|&k| s[k].is_some()) {
+                let n = if k == d {
+                    extent
+                } else if s[k] == Some(true) {
+                    self.extents[k]
+                } else {
+                    1
+                };
+                dims.push(format!("{}={n}", DIMS[k]));
+            }
+            format!("!teg.tensor<[{}] x {}>", dims.join(", "), if self.int { "i32" } else { "f32" })
+        };
+        match kind {
+            0 => format!("    %v{i} = teg.reverse %v{x} along [\"{name}\"] : {t} -> {t}\n"),
+            1 => {
+                let names: Vec<String> = (0..3).filter(|&k| s[k].is_some()).map(|k| DIMS[k].to_string()).collect();
+                let reversed: Vec<String> = names.iter().rev().map(|n| format!("\"{n}\"")).collect();
+                let forward: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+                let dims: Vec<String> = t
+                    .trim_start_matches("!teg.tensor<[")
+                    .split(']')
+                    .next()
+                    .unwrap()
+                    .split(", ")
+                    .map(String::from)
+                    .collect();
+                let flipped: Vec<String> = dims.iter().rev().cloned().collect();
+                let tail = t.split(']').nth(1).unwrap();
+                let u = format!("!teg.tensor<[{}]{tail}", flipped.join(", "));
+                format!(
+                    "    %w{i} = teg.permute %v{x} to [{}] : {t} -> {u}\n    %v{i} = teg.permute %w{i} to [{}] : {u} -> {t}\n",
+                    reversed.join(", "),
+                    forward.join(", ")
+                )
+            }
+            2 => {
+                let k = e / 2;
+                format!(
+                    "    %a{i} = teg.slice %v{x} along \"{name}\" from 0 to {k} step 1 : {t} -> {}\n    \
+                     %b{i} = teg.slice %v{x} along \"{name}\" from {k} to {e} step 1 : {t} -> {}\n    \
+                     %v{i} = teg.concat %a{i}, %b{i} along \"{name}\" : {}, {} -> {t}\n",
+                    with(k),
+                    with(e - k),
+                    with(k),
+                    with(e - k)
+                )
+            }
+            _ => format!(
+                "    %p{i} = teg.pad %v{x} along \"{name}\" low 1 high 2 \"constant\" 5.0 : {t} -> {}\n    \
+                 %v{i} = teg.slice %p{i} along \"{name}\" from 1 to {} step 1 : {} -> {t}\n",
+                with(e + 3),
+                e + 1,
+                with(e + 3)
+            ),
+        }
     }
 
     /// Integer-valued inputs in [-8, 8], one per source.
@@ -196,7 +293,7 @@ fn a_wrong_sink_is_reported_with_its_cell() {
     a.insert("out".into(), got);
     b.insert("out".into(), want.clone());
     let err = compare(&a, &b).unwrap_err();
-    assert!(err.contains("'out' differs at [1, 0]: lowered 3.5, reference 3"), "{err}");
+    assert!(err.contains("'out' differs at [1, 0]: lowered 3.5, reference 3 (tolerance"), "{err}");
     let _ = DType::F32;
 }
 

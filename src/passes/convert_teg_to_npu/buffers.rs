@@ -4,6 +4,7 @@
 //! what the harness binds to it (`npu.tensors`: a source or sink by name, its shape, element type and layout, or
 //! scratch), so that `tap-run` can run the kernel on the graph's named inputs.
 
+use super::views::{fill_value, CONSTANT_ELEMS};
 use crate::array::DType;
 use crate::dialects::npu::types::BufType;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
@@ -78,6 +79,8 @@ pub struct Buffers {
     pub values: HashMap<ValueId, Tensor>,
     /// The buffer each sink writes (by op), when it is not its operand's own.
     pub sinks: HashMap<OpId, Tensor>,
+    /// Small buffers of one value (by element type and the value's bits) that fills read.
+    pub constants: HashMap<(ElemType, u64), Tensor>,
 }
 
 /// The NPU element type of a TEG one; `None` for types the NPU does not compute on.
@@ -113,6 +116,16 @@ impl Buffers {
                     b.values.insert(v, t);
                 }
                 OpKind::Io(_) => {}
+                OpKind::View(view) => {
+                    let v = ctx.body.result(op, 0);
+                    let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
+                    let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    let fills = [(t.row > t.dims.last().map_or(1, |d| d.1)).then_some(0.0), fill_value(&view)];
+                    for value in fills.into_iter().flatten() {
+                        b.constant(t.elem, value, cfg);
+                    }
+                    b.values.insert(v, t);
+                }
                 _ => {
                     let Some(v) = ctx.body.results(op).next() else { continue };
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
@@ -148,9 +161,33 @@ impl Buffers {
             .try_fold(row, |acc, ((_, e), &s)| (e - 1).checked_mul(s as u64).and_then(|x| x.checked_add(acc)))
             .filter(|&len| len.checked_mul(elem.bytes()).is_some())
             .ok_or("the tensor's layout spans more than 2^64 bytes")?;
+        let used: u64 = self.args.iter().map(|a| a.buf.bytes()).sum();
+        if used.saturating_add(len * elem.bytes()) > cfg.hbm_bytes {
+            return Err(format!(
+                "this tensor of {} B does not fit the chip's HBM: {} B, {used} B of it taken by the tensors before",
+                len * elem.bytes(),
+                cfg.hbm_bytes
+            ));
+        }
         let region = self.args.len() as u32;
         self.args.push(Arg { buf: BufType { chip: 0, len, elem }, role, dtype: ty.dtype, shape: ty.shape(), layout });
         Ok(Tensor { region, dims, row, strides, elem, bytes: len * elem.bytes() })
+    }
+
+    /// A constant buffer of `value` in `elem` (one per pair).
+    fn constant(&mut self, elem: ElemType, value: f64, cfg: &NpuConfig) {
+        let key = (elem, value.to_bits());
+        if self.constants.contains_key(&key) {
+            return;
+        }
+        let len = CONSTANT_ELEMS;
+        let region = self.args.len() as u32;
+        let layout = self.args.last().map(|a| a.layout).expect("a view's result placed first");
+        let buf = BufType { chip: 0, len, elem };
+        self.args.push(Arg { buf, role: Role::Scratch, dtype: crate::array::DType::F32, shape: vec![len], layout });
+        let dims = vec![(String::new(), len)];
+        let t = Tensor { region, dims, row: cfg.padded_row(len), strides: vec![1], elem, bytes: len * elem.bytes() };
+        self.constants.insert(key, t);
     }
 
     /// The `npu.tensors` attribute: per argument `{role, name, shape, dtype, layout}` (scratch: `{role}` only).

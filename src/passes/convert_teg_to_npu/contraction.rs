@@ -13,9 +13,9 @@
 
 use super::buffers::Tensor;
 use super::operand::{operand_box, read_pattern, Input};
-use super::tiles::{Tile, Tiling};
+use super::tiles::{runs, Tile, Tiling};
 use super::transfer::{box_dma, dm_box, round_up, DmBox};
-use super::{failed, Lowering};
+use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Memory;
@@ -105,24 +105,14 @@ impl ConversionPattern for Contractions<'_> {
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
         let Ok(OpKind::Contraction(c)) = decode(rw.ir(), op) else { return false };
         let ctx = rw.ir();
-        let mut s = self.0.borrow_mut();
-        let r = s.buffers.values[&ctx.body.result(op, 0)].clone();
-        let operands: Vec<Tensor> = ctx.body.operands(op).map(|v| s.buffers.values[&v].clone()).collect();
         let ty = |v| as_tensor(ctx, ctx.body.value_type(v)).expect("a tensor").clone();
         let (tx, tw) = (ty(ctx.body.operand(op, 0)), ty(ctx.body.operand(op, 1)));
         let tr = ty(ctx.body.result(op, 0));
-        let result = roles(&tx, &tw, &tr).and_then(|roles| {
+        lower_op(self.0, op, rw, |l, rw, operands, r| {
+            let roles = roles(&tx, &tw, &tr)?;
             let bias = (c == Contraction::Linear).then(|| &operands[2]);
-            lower(&mut s, rw, &roles, &operands[0], &operands[1], bias, &r)
-        });
-        if let Err(m) = result {
-            drop(s);
-            return failed(self.0, rw.ir(), op, m);
-        }
-        let arg = s.kernel.arg(r.region);
-        drop(s);
-        rw.replace_op(op, &[arg]);
-        true
+            lower(l, rw, &roles, &operands[0], &operands[1], bias, r)
+        })
     }
 }
 
@@ -193,8 +183,10 @@ fn lower(
     };
     let (xi, wi, ri) = (input(x), input(w), input(r));
     let bi = bias.map(input);
-    let sz = sizes(space[nd], space[kd], &cfg)?;
-    let tiles = tiles(&space, roles.batch.len(), sz)?;
+    let (sz, tiles) = plan(&space, roles.batch.len(), &xi, &wi, &cfg)?;
+    // Per tile: per chunk of k two DMAs, a TRF load and a matmul; then a bias DMA and add, a move and a DMA.
+    let per_tile = space[kd].div_ceil(sz.k).saturating_mul(4).saturating_add(4);
+    l.kernel.reserve((tiles.len() as u64).saturating_mul(per_tile))?;
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
     let chunks: Vec<(u64, u64)> =
@@ -209,7 +201,7 @@ fn lower(
                 (t.start[kd], t.ext[kd]) = (k0, kc);
                 steps.push(bring_in(l, rw, &xi, &wi, &t, slice as u64, base)?);
             }
-            for (first, end) in groups(&steps) {
+            for (first, end) in runs(&steps) {
                 let slices = Slices { chip: 0, cluster: 0, first, end };
                 let step = &steps[first as usize];
                 l.compute(rw, &load_trf(slices, step, &cfg))?;
@@ -219,6 +211,36 @@ fn lower(
         finish(l, rw, wave, &ri, bi.as_ref(), 2 * third, &cfg)?;
     }
     Ok(())
+}
+
+/// Tile sizes and tiles whose boxes of `x` and `w` (in their own layouts, which may pad other dimensions than
+/// `k`) fit a third of data memory: the sizes of [`sizes`], rows, then the chunk of `k`, then columns halved
+/// until they do.
+fn plan(space: &[u64], batch: usize, x: &Input, w: &Input, cfg: &NpuConfig) -> Result<(Sizes, Vec<Tile>), String> {
+    let (nd, kd) = (space.len() - 2, space.len() - 1);
+    let third = cfg.dm_slice_bytes / 3 / 8 * 8;
+    let mut sz = sizes(space[nd], space[kd], cfg)?;
+    loop {
+        let tiles = tiles(space, batch, sz)?;
+        let fits = tiles.iter().all(|t| {
+            let mut t = t.clone();
+            t.ext[kd] = sz.k.min(space[kd]);
+            let boxed = |i: &Input| dm_box(&i.tensor, &operand_box(i, &t, cfg.dm_write_align).1, 0, cfg).bytes;
+            boxed(x) + boxed(w) <= third
+        });
+        if fits {
+            return Ok((sz, tiles));
+        }
+        if sz.m > 1 {
+            sz.m /= 2;
+        } else if sz.k > 8 {
+            sz.k = (sz.k / 2).div_ceil(8) * 8;
+        } else if sz.n > cfg.trf_lanes {
+            sz.n = round_up(sz.n / 2, cfg.trf_lanes);
+        } else {
+            return Err(format!("no matmul tile's operands fit {third} B of a slice's data memory"));
+        }
+    }
 }
 
 /// The tiles of batch × rows × n (`k` left whole: a tile walks its chunks): one batch index each, boxes of
@@ -308,18 +330,6 @@ fn bring_in(
     })
 }
 
-/// Consecutive slices whose steps are the same (one SPMD instruction each).
-fn groups(steps: &[Step]) -> Vec<(u64, u64)> {
-    let mut out = Vec::new();
-    let mut first = 0;
-    while first < steps.len() {
-        let end = (first..steps.len()).find(|&i| steps[i] != steps[first]).unwrap_or(steps.len());
-        out.push((first as u64, end as u64));
-        first = end;
-    }
-    out
-}
-
 /// `w`'s box into the TRF: column `j` (`8g + l`) in lane `l` from byte `g · k · 4`, its `k` elements in order.
 fn load_trf(slices: Slices, s: &Step, cfg: &NpuConfig) -> Instruction {
     let lanes = cfg.trf_lanes;
@@ -375,17 +385,15 @@ fn finish(
     cfg: &NpuConfig,
 ) -> Result<(), String> {
     let nd = wave[0].ext.len() - 2;
-    let shape = |t: &Tile| (t.ext[..nd].iter().product::<u64>(), t.ext[nd]);
-    let mut first = 0;
-    while first < wave.len() {
-        let end = (first..wave.len()).find(|&i| shape(&wave[i]) != shape(&wave[first])).unwrap_or(wave.len());
-        let slices = Slices { chip: 0, cluster: 0, first: first as u64, end: end as u64 };
-        let (m, n) = shape(&wave[first]);
+    let shapes: Vec<(u64, u64)> = wave.iter().map(|t| (t.ext[..nd].iter().product::<u64>(), t.ext[nd])).collect();
+    for (first, end) in runs(&shapes) {
+        let slices = Slices { chip: 0, cluster: 0, first, end };
+        let (m, n) = shapes[first as usize];
         let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
         if let Some(b) = bias {
             let at = out + m * n * 4;
             let mut reads = Vec::new();
-            for (slice, tile) in wave.iter().enumerate().take(end).skip(first) {
+            for (slice, tile) in wave.iter().enumerate().take(end as usize).skip(first as usize) {
                 let (start, ext, skip) = operand_box(b, tile, cfg.dm_write_align);
                 let dm = dm_box(&b.tensor, &ext, at, cfg);
                 let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
@@ -417,7 +425,6 @@ fn finish(
             tile: (1, 1),
         };
         l.compute(rw, &Instruction::Stream(cast))?;
-        first = end;
     }
     for (slice, tile) in wave.iter().enumerate() {
         let (start, ext, _) = operand_box(r, tile, 0);

@@ -7,9 +7,9 @@
 
 use super::buffers::Tensor;
 use super::operand::{map_dims, operand_box, read_pattern, Input};
-use super::tiles::{Tile, Tiling, CHUNK_ALIGN};
+use super::tiles::{runs, Tile, Tiling, CHUNK_ALIGN};
 use super::transfer::{box_dma, dm_box, dm_bytes};
-use super::{failed, Lowering};
+use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Memory;
@@ -86,26 +86,11 @@ impl ConversionPattern for Cells<'_> {
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
         let Ok(OpKind::Cell(cell)) = decode(rw.ir(), op) else { return false };
         let Some(f) = function(&cell) else { return false };
-        let mut s = self.0.borrow_mut();
-        let ctx = rw.ir();
-        let result = s.buffers.values[&ctx.body.result(op, 0)].clone();
-        let operands: Vec<Input> = ctx
-            .body
-            .operands(op)
-            .map(|v| {
-                let t = s.buffers.values[&v].clone();
-                let map = map_dims(&result, &t);
-                Input { tensor: t, map }
-            })
-            .collect();
-        if let Err(m) = lower(&mut s, rw, f, &result, &operands) {
-            drop(s);
-            return failed(self.0, rw.ir(), op, m);
-        }
-        let arg = s.kernel.arg(result.region);
-        drop(s);
-        rw.replace_op(op, &[arg]);
-        true
+        lower_op(self.0, op, rw, |l, rw, operands, result| {
+            let inputs: Vec<Input> =
+                operands.iter().map(|t| Input { tensor: t.clone(), map: map_dims(result, t) }).collect();
+            lower(l, rw, f, result, &inputs)
+        })
     }
 }
 
@@ -129,7 +114,10 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inpu
     };
     let total = dm_bytes(result, &space, &cfg);
     let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
-    let tiles = Tiling::choose(&space, &bytes, budget, want, CHUNK_ALIGN)?.tiles();
+    let tiling = Tiling::choose(&space, &bytes, budget, want, CHUNK_ALIGN)?;
+    // Per tile: a DMA per operand, the result's DMA, and at most one vector instruction.
+    l.kernel.reserve(tiling.count().saturating_mul(inputs.len() as u64 + 2))?;
+    let tiles = tiling.tiles();
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     for wave in tiles.chunks(slices) {
         let base = (l.waves % 2) * budget;
@@ -138,14 +126,12 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inpu
         for (slice, tile) in wave.iter().enumerate() {
             reads.push(bring_in(l, rw, inputs, tile, slice as u64, base + dm_bytes(result, &tile.ext, &cfg))?);
         }
-        let mut first = 0;
-        while first < wave.len() {
-            let end = (first..wave.len()).find(|&i| reads[i] != reads[first] || wave[i].ext != wave[first].ext);
-            let end = end.unwrap_or(wave.len());
-            let dst = AccessPattern::new(base, &[], dm_bytes(result, &wave[first].ext, &cfg) as u32);
-            let slices = Slices { chip: 0, cluster: 0, first: first as u64, end: end as u64 };
-            l.compute(rw, &vector(f, slices, &reads[first], dst, result))?;
-            first = end;
+        let work: Vec<_> = reads.iter().zip(wave).map(|(r, t)| (r, &t.ext)).collect();
+        for (first, end) in runs(&work) {
+            let (reads, ext) = work[first as usize];
+            let dst = AccessPattern::new(base, &[], dm_bytes(result, ext, &cfg) as u32);
+            let slices = Slices { chip: 0, cluster: 0, first, end };
+            l.compute(rw, &vector(f, slices, reads, dst, result))?;
         }
         for (slice, tile) in wave.iter().enumerate() {
             let dm = dm_box(result, &tile.ext, base, &cfg);

@@ -13,8 +13,10 @@ mod buffers;
 mod contraction;
 mod elementwise;
 mod operand;
+mod reduction;
 mod tiles;
 mod transfer;
+mod views;
 
 pub use buffers::{Role, Tensor};
 
@@ -39,6 +41,7 @@ use crate::ir::{Context, Diagnostic, OpId, TypeKind};
 use crate::machine::{ElemType, NpuConfig};
 use buffers::Buffers;
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 /// The registration of `convert-teg-to-npu`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create: |_| Box::new(Convert) };
@@ -82,6 +85,8 @@ pub struct Lowering {
     next_engine: u64,
     /// Tile waves written so far (they alternate between two halves of data memory).
     pub waves: u64,
+    /// The constant buffers written so far.
+    pub constants_written: HashSet<(ElemType, u64)>,
     /// The first error a pattern met (the conversion then fails with it).
     error: Option<Diagnostic>,
 }
@@ -120,13 +125,23 @@ fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
     }
     rw.erase_op(graph);
     let root = kernel.kernel;
-    let state = RefCell::new(Lowering { cfg, buffers, kernel, next_engine: 0, waves: 0, error: None });
-    let patterns: [&dyn ConversionPattern; 5] = [
+    let state = RefCell::new(Lowering {
+        cfg,
+        buffers,
+        kernel,
+        next_engine: 0,
+        waves: 0,
+        constants_written: HashSet::new(),
+        error: None,
+    });
+    let patterns: [&dyn ConversionPattern; 7] = [
         &Sources(&state),
         &Sinks(&state),
         &SequencePoints,
         &elementwise::Cells(&state),
         &contraction::Contractions(&state),
+        &reduction::Reductions(&state),
+        &views::Views(&state),
     ];
     let target = ConversionTarget::new().dialect("teg", Legality::Illegal).dialect("npu", Legality::Legal);
     let result = apply_conversion(ctx, root, &target, &patterns, &types(), ConversionMode::Full);
@@ -162,11 +177,35 @@ fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         OpKind::Io(Io::Source { .. } | Io::Sink { .. } | Io::SequencePoint) => Ok(()),
         OpKind::Cell(cell) => elementwise::check(ctx, op, cell).map_err(err),
         OpKind::Contraction(c) => contraction::check(ctx, op, c).map_err(err),
+        OpKind::Reduce(r) => reduction::check(ctx, op, r).map_err(err),
+        OpKind::View(v) => views::check(ctx, op, v).map_err(err),
         _ => Err(err(format!(
-            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops and contractions)",
+            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, reductions and views)",
             ctx.op_name(op)
         ))),
     }
+}
+
+/// Lowers `op`, an op of one tensor result, with `write` (given its operands' tensors and its result's), then
+/// replaces it by its result's buffer; an error `write` returns is recorded and fails the pattern.
+pub fn lower_op(
+    state: &RefCell<Lowering>,
+    op: OpId,
+    rw: &mut ConversionRewriter<'_, '_>,
+    write: impl FnOnce(&mut Lowering, &mut Rewriter<'_>, &[Tensor], &Tensor) -> Result<(), String>,
+) -> bool {
+    let mut s = state.borrow_mut();
+    let ctx = rw.ir();
+    let r = s.buffers.values[&ctx.body.result(op, 0)].clone();
+    let operands: Vec<Tensor> = ctx.body.operands(op).map(|v| s.buffers.values[&v].clone()).collect();
+    if let Err(m) = write(&mut s, rw, &operands, &r) {
+        drop(s);
+        return failed(state, rw.ir(), op, m);
+    }
+    let arg = s.kernel.arg(r.region);
+    drop(s);
+    rw.replace_op(op, &[arg]);
+    true
 }
 
 /// Records a pattern's error (the first one wins) and fails the pattern.

@@ -1,7 +1,7 @@
 //! Tiling an index space so that each tile's operands and result fit one slice's data memory: a tile is a box
 //! that fixes every dimension before a split dimension `k`, takes a chunk of `k`, and all of every dimension after
 //! it. `k` is the outermost dimension for which one index of it fits; the chunk is as large as fits, and smaller
-//! when that gives more tiles for the slices to share. Chunks are multiples of 16 indices (the last one excepted),
+//! when that gives more tiles for the slices to share. Chunks are multiples of 8 indices (the last one excepted),
 //! so a tile of the last dimension starts on an aligned element.
 
 /// A box of the index space.
@@ -22,7 +22,7 @@ pub struct Tiling {
 }
 
 /// Chunks of the split dimension are multiples of this many indices (but the last) unless told otherwise.
-pub const CHUNK_ALIGN: u64 = 16;
+pub const CHUNK_ALIGN: u64 = 8;
 
 impl Tiling {
     /// The tiling of `space` whose tiles take at most `budget` bytes by `bytes` (of a tile's extents), aiming at
@@ -72,6 +72,12 @@ impl Tiling {
         Ok(Tiling { space: space.to_vec(), k, chunk: chunk.max(1) })
     }
 
+    /// How many tiles there are (without making them).
+    pub fn count(&self) -> u64 {
+        let outer = self.space[..self.k].iter().try_fold(1u64, |a, &e| a.checked_mul(e));
+        outer.and_then(|o| o.checked_mul(self.space[self.k].div_ceil(self.chunk))).unwrap_or(u64::MAX)
+    }
+
     /// The tiles, in row-major order of their first index.
     pub fn tiles(&self) -> Vec<Tile> {
         let (k, n) = (self.k, self.space.len());
@@ -107,6 +113,19 @@ impl Tiling {
     }
 }
 
+/// The runs of consecutive equal items, as `(first, end)` positions: the slices of a wave doing the same work, which
+/// one SPMD instruction covers.
+pub fn runs<T: PartialEq>(items: &[T]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut first = 0;
+    while first < items.len() {
+        let end = (first..items.len()).find(|&i| items[i] != items[first]).unwrap_or(items.len());
+        out.push((first as u64, end as u64));
+        first = end;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,6 +149,6 @@ mod tests {
     fn a_small_space_is_split_for_the_slices() {
         let t = Tiling::choose(&[64, 8], &dense, 1 << 20, 4, CHUNK_ALIGN).unwrap();
         assert_eq!(t.tiles().len(), 4);
-        assert!(Tiling::choose(&[1 << 20], &dense, 32, 1, CHUNK_ALIGN).is_err());
+        assert!(Tiling::choose(&[1 << 20], &dense, 16, 1, CHUNK_ALIGN).is_err());
     }
 }

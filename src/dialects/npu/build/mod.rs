@@ -18,6 +18,10 @@ use crate::machine::{ElemType, NpuConfig};
 use hazards::{Hazards, Stamp};
 use indexmap::IndexMap;
 
+/// Most instructions a kernel written in code may hold: past it, [`KernelBuilder`] refuses the next one (a
+/// lowering of tensors too large to simulate stops with an error instead of filling memory).
+pub const MAX_KERNEL_INSTRUCTIONS: u64 = 1 << 22;
+
 /// A kernel being written.
 pub struct KernelBuilder {
     /// The `npu.kernel` op.
@@ -97,8 +101,19 @@ impl KernelBuilder {
         Ok(rw.create(state))
     }
 
+    /// Checks that `more` instructions still fit under [`MAX_KERNEL_INSTRUCTIONS`], before a lowering writes them.
+    pub fn reserve(&self, more: u64) -> Result<(), String> {
+        match self.written.checked_add(more) {
+            Some(n) if n <= MAX_KERNEL_INSTRUCTIONS => Ok(()),
+            _ => Err(format!(
+                "the kernel would hold more than MAX_KERNEL_INSTRUCTIONS ({MAX_KERNEL_INSTRUCTIONS}) instructions"
+            )),
+        }
+    }
+
     /// The queue, waits and signal of the next instruction on `queue` of its chip.
     fn sync(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction, queue: &str) -> Result<Sync, String> {
+        self.reserve(1)?;
         if queue_index(queue, self.cfg.dma_engines).is_none() {
             return Err(format!("no queue '{queue}' on this machine"));
         }

@@ -105,7 +105,19 @@ pub fn compute_state(ints: &mut Interners, instruction: &Instruction, sync: &Syn
             w.dtype("out_dtype", mm.to);
             "npu.matmul"
         }
-        Instruction::Dma(_) | Instruction::Reduce(_) => return None,
+        Instruction::Reduce(r) => {
+            w.str("kind", &r.kind);
+            w.slices(&r.slices);
+            w.operand("src", &r.src);
+            w.operand("dst", &r.dst);
+            w.dtype("dtype", r.dtype);
+            if r.across {
+                "npu.reduce.slices"
+            } else {
+                "npu.vec.reduce"
+            }
+        }
+        Instruction::Dma(_) => return None,
     };
     Some(w.take(name, sync, loc))
 }

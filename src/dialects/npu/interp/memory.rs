@@ -64,6 +64,11 @@ impl Bytes {
         self.unwritten == 0
     }
 
+    /// Whether every byte of `[from, to)` was written (the caller checked the bounds).
+    pub fn written_between(&self, from: usize, to: usize) -> bool {
+        self.unwritten == 0 || self.first_unwritten(from, to).is_none()
+    }
+
     /// How many bytes there are.
     pub fn len(&self) -> usize {
         self.data.len()

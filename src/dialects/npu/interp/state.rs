@@ -186,6 +186,24 @@ pub fn gather(bytes: &Bytes, pattern: &AccessPattern) -> Result<Vec<u8>, usize> 
         return bytes.read(start, total).map(<[u8]>::to_vec);
     }
     let mut out = Vec::with_capacity(total);
+    // Small packets of a box written whole (the usual case) are read without checking each one.
+    let range = pattern.range().filter(|&(low, high)| bytes.written_between(low as usize, high as usize));
+    if let Some((_, high)) = range {
+        let data = &bytes.unchecked_from(0)[..high as usize];
+        let base = pattern.base as i128;
+        match packet {
+            // One element: a fixed-size copy the compiler inlines, not a call per element.
+            4 => pattern.offsets().for_each(|o| {
+                let at = (base + o) as usize;
+                out.extend_from_slice(&<[u8; 4]>::try_from(&data[at..at + 4]).expect("4 bytes"));
+            }),
+            _ => pattern.offsets().for_each(|o| {
+                let at = (base + o) as usize;
+                out.extend_from_slice(&data[at..at + packet]);
+            }),
+        }
+        return Ok(out);
+    }
     for offset in pattern.offsets() {
         out.extend_from_slice(bytes.read((pattern.base as i128 + offset) as usize, packet)?);
     }

@@ -1,4 +1,5 @@
-//! Reductions, on 32-bit elements (`f32`, `i32`; integers wrap), `sum`, `max` or `min`:
+//! Reductions, on 32-bit elements (`f32`, `i32`; integers wrap), `sum`, `max` or `min` (a float NaN wins, as in
+//! `npu.vec.binary`):
 //!
 //! - `npu.vec.reduce sum queue(main) on(0, 0:4) src(dm, ...) dst(dm, ...) : f32`, within each slice: the source's
 //!   elements are rows of `w = src / dst` elements, and each row gives one element of the destination. It costs
@@ -15,6 +16,7 @@
 use super::clauses::{elem_prop, ints, parse_kind, parse_tail, print_kind, print_tail, str_prop};
 use super::instruction::registration;
 use super::onchip::{self, Operand, Slices, Space};
+use super::vector::extremum;
 use crate::dialects::npu::types::elem_name;
 use crate::ir::asm::{CustomParser, ParsedOp};
 use crate::ir::print::OpPrinter;
@@ -88,8 +90,8 @@ impl Reduce {
         let (x, y) = (f32::from_bits(x), f32::from_bits(y));
         match kind {
             "sum" => x + y,
-            "max" => x.max(y),
-            _ => x.min(y),
+            "max" => extremum(x, y, x >= y),
+            _ => extremum(x, y, x <= y),
         }
         .to_bits()
     }

@@ -126,7 +126,7 @@ pub fn relu_f32(x: f32) -> f32 {
 
 /// `max` or `min` of floats, `pick_first` saying whether `x` wins; a NaN operand gives NaN (IEEE 754's maximum
 /// and minimum, as NumPy's and the TEG evaluator's).
-fn extremum(x: f32, y: f32, pick_first: bool) -> f32 {
+pub fn extremum(x: f32, y: f32, pick_first: bool) -> f32 {
     if x.is_nan() || y.is_nan() {
         x + y
     } else if pick_first {

@@ -1,0 +1,242 @@
+//! View ops (permute, reverse, slice, select, squeeze, unsqueeze, broadcasts, concat, interleave, repeat and
+//! constant pads) as copies within HBM, read off the op's index maps (the sharding interface): each affine piece
+//! of each operand is one DMA whose source and destination walk the piece's index points through the operand's and
+//! the result's maps and layouts (HBM-to-HBM transfers take any packet and stride, so a permutation or a reversal
+//! is one pattern). Cells no piece writes (a constant pad's border, the padding of the result's rows) are filled
+//! from a small constant buffer read with stride 0. The copies cost HBM traffic that views as layouts (no copy)
+//! will save.
+
+use super::buffers::Tensor;
+use super::transfer::split_run;
+use super::{lower_op, Lowering};
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::{Dma, Memory, Side};
+use crate::dialects::npu::ops::instruction::Instruction;
+use crate::dialects::npu::ops::memset::Memset;
+use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
+use crate::dialects::teg::ops::{decode, OpKind, PadMode, View};
+use crate::interfaces::sharding::{index_maps_of, IndexMaps};
+use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
+use crate::ir::rewrite::Rewriter;
+use crate::ir::{Context, OpId};
+use crate::zspace::{Ipf, ZRange};
+use std::cell::RefCell;
+
+/// Elements of the constant buffers fills read (enough for any row's padding).
+pub const CONSTANT_ELEMS: u64 = 64;
+
+/// The value a view fills the cells no operand gives (a constant pad's), if it has such cells.
+pub fn fill_value(view: &View) -> Option<f64> {
+    match view {
+        View::Pad { mode: PadMode::Constant, value, .. } => Some(*value),
+        _ => None,
+    }
+}
+
+/// Why the view `op` cannot be lowered, if it cannot.
+pub fn check(ctx: &Context, op: OpId, view: &View) -> Result<(), String> {
+    let maps = index_maps_of(ctx, op).ok_or("the view has no index maps")?;
+    if let View::Pad { mode, .. } = view {
+        if *mode != PadMode::Constant {
+            return Err("reflect, edge and wrap pads are not lowered yet (their borders are not affine)".into());
+        }
+    }
+    let unit = |ipf: &Ipf| ipf.shape().iter().all(|&e| e == 1);
+    if !maps.outputs.iter().all(|(_, o)| unit(o))
+        || !maps.inputs.iter().flat_map(|i| &i.1).all(|p| p.affine && unit(&p.ipf))
+    {
+        return Err("a view whose cells are not each one operand cell is not lowered yet".into());
+    }
+    Ok(())
+}
+
+/// The pattern lowering views.
+pub struct Views<'s>(pub &'s RefCell<Lowering>);
+
+impl ConversionPattern for Views<'_> {
+    fn name(&self) -> &'static str {
+        "Views"
+    }
+
+    fn root(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let Ok(OpKind::View(view)) = decode(rw.ir(), op) else { return false };
+        let Some(maps) = index_maps_of(rw.ir(), op) else { return false };
+        lower_op(self.0, op, rw, |l, rw, operands, r| lower(l, rw, &view, &maps, operands, r))
+    }
+}
+
+fn lower(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    view: &View,
+    maps: &IndexMaps,
+    operands: &[Tensor],
+    r: &Tensor,
+) -> Result<(), String> {
+    let out = &maps.outputs[0].1;
+    let index = ZRange::of_shape(&maps.index.iter().map(|d| d.1).collect::<Vec<_>>());
+    let pieces: u64 = maps.inputs.iter().map(|i| i.1.len() as u64).sum();
+    l.kernel.reserve(pieces + 2 * index.rank() as u64 + 4)?;
+    pad_rows(l, rw, r)?;
+    if let Some(value) = fill_value(view) {
+        let covered: Vec<ZRange> = maps.inputs.iter().flat_map(|i| &i.1).map(|p| p.domain.clone()).collect();
+        for border in difference(&index, &covered) {
+            let src = constant(l, rw, r, value)?;
+            copy(l, rw, &src, None, r, out, &border)?;
+        }
+    }
+    for (x, (_, pieces)) in operands.iter().zip(&maps.inputs) {
+        for piece in pieces.iter().filter(|p| !p.domain.is_empty()) {
+            copy(l, rw, x, Some(&piece.ipf), r, out, &piece.domain)?;
+        }
+    }
+    Ok(())
+}
+
+/// Zeroes the padding of `r`'s rows (no piece writes it; later ops read whole rows).
+fn pad_rows(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor) -> Result<(), String> {
+    let n = r.dims.len();
+    let extent = r.dims[n - 1].1;
+    if r.row == extent {
+        return Ok(());
+    }
+    let zeros = constant(l, rw, r, 0.0)?;
+    let size = r.elem.bytes() as i64;
+    let mut loops: Vec<(u32, i64, i64)> = Vec::new();
+    for k in 0..n - 1 {
+        if r.dims[k].1 > 1 {
+            loops.push((r.dims[k].1 as u32, 0, r.strides[k] * size));
+        }
+    }
+    let packet = ((r.row - extent) * r.elem.bytes()) as u32;
+    let dma = dma(&zeros, 0, r, extent * r.elem.bytes(), &loops, packet);
+    l.dma(rw, &dma, r.elem)
+}
+
+/// The constant buffer of `value` in `r`'s element type, written (once) by a memset and a DMA.
+fn constant(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor, value: f64) -> Result<Tensor, String> {
+    let key = (r.elem, value.to_bits());
+    let t = l.buffers.constants.get(&key).cloned().ok_or("no constant buffer was planned for this value")?;
+    if l.constants_written.insert(key) {
+        let bytes = (CONSTANT_ELEMS * r.elem.bytes()) as u32;
+        let slices = Slices { chip: 0, cluster: 0, first: 0, end: 1 };
+        let dst = Operand { space: Space::Dm, pattern: AccessPattern::new(0, &[], bytes) };
+        l.compute(rw, &Instruction::Memset(Memset { slices, dst, dtype: r.elem, value }))?;
+        let dm =
+            Side { memory: Memory::Dm { chip: 0, cluster: 0, slice: 0 }, pattern: AccessPattern::new(0, &[], bytes) };
+        let hbm = Side { memory: hbm(&t), pattern: AccessPattern::new(0, &[], bytes) };
+        l.dma(rw, &Dma { src: dm, dst: hbm }, r.elem)?;
+    }
+    Ok(t)
+}
+
+fn hbm(t: &Tensor) -> Memory {
+    Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes }
+}
+
+/// The DMA copying the cells of index box `domain`: from `x` through `read` (or the constant `x` with stride 0
+/// when `read` is `None`) into `r` through `write`.
+fn copy(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    x: &Tensor,
+    read: Option<&Ipf>,
+    r: &Tensor,
+    write: &Ipf,
+    domain: &ZRange,
+) -> Result<(), String> {
+    let size = r.elem.bytes() as i64;
+    // Element stride per index dimension and the offset at the domain's first point, through a map and a layout.
+    let through = |ipf: &Ipf, t: &Tensor| -> (Vec<i64>, i64) {
+        let m = ipf.map();
+        let strides: Vec<i64> =
+            (0..m.inputs()).map(|i| (0..m.outputs()).map(|j| t.strides[j] * m.coef(j, i)).sum()).collect();
+        let base: i64 = (0..m.outputs()).map(|j| t.strides[j] * m.offset(j)).sum::<i64>()
+            + strides.iter().zip(domain.start()).map(|(s, a)| s * a).sum::<i64>();
+        (strides, base)
+    };
+    let (ws, wb) = through(write, r);
+    let (rs, rb) = match read {
+        Some(ipf) => through(ipf, x),
+        None => (vec![0; ws.len()], 0),
+    };
+    let shape = domain.shape();
+    let mut loops: Vec<(u32, i64, i64)> = Vec::new();
+    for d in 0..shape.len() {
+        if shape[d] > 1 {
+            let count = u32::try_from(shape[d]).map_err(|_| "a view of more than 2^32 cells along one dimension")?;
+            loops.push((count, rs[d] * size, ws[d] * size));
+        }
+    }
+    // Loops contiguous on both sides merge into the packet, as long as the constant (if read) holds it.
+    let mut packet = size;
+    let cap = if read.is_none() { 0 } else { i64::MAX };
+    while let Some(&(count, s, d)) = loops.last() {
+        if s != packet || d != packet || packet * count as i64 > cap {
+            break;
+        }
+        packet *= count as i64;
+        loops.pop();
+    }
+    let (rb, wb) = (u64::try_from(rb * size).map_err(|_| "a view reading before its operand")?, (wb * size) as u64);
+    l.dma(rw, &dma(x, rb, r, wb, &loops, packet as u32), r.elem)
+}
+
+/// An HBM-to-HBM DMA from `x` at `src` to `r` at `dst` over `loops` (count, source stride, destination stride),
+/// its packet split under the machine's limit.
+fn dma(x: &Tensor, src: u64, r: &Tensor, dst: u64, loops: &[(u32, i64, i64)], packet: u32) -> Dma {
+    let mut loops = loops.to_vec();
+    let (count, packet) = split_any(packet as u64, 4096);
+    if count > 1 {
+        loops.push((count as u32, packet as i64, packet as i64));
+    }
+    let side = |t: &Tensor, base: u64, pick: fn(&(u32, i64, i64)) -> i64| Side {
+        memory: hbm(t),
+        pattern: AccessPattern::new(base, &loops.iter().map(|l| (l.0, pick(l))).collect::<Vec<_>>(), packet as u32),
+    };
+    Dma { src: side(x, src, |l| l.1), dst: side(r, dst, |l| l.2) }
+}
+
+/// A run of `bytes` as `count` packets of at most `max` bytes (any size: HBM to HBM needs no alignment).
+fn split_any(bytes: u64, max: u64) -> (u64, u64) {
+    if bytes <= max {
+        return (1, bytes);
+    }
+    let aligned = split_run(bytes, max);
+    if aligned.1 * aligned.0 == bytes && bytes.is_multiple_of(8) {
+        return aligned;
+    }
+    let best = (1..=max).rev().find(|&p| bytes.is_multiple_of(p)).unwrap_or(1);
+    (bytes / best, best)
+}
+
+/// The boxes of `whole` no box of `parts` covers (a box minus each part in turn, cut along each dimension).
+fn difference(whole: &ZRange, parts: &[ZRange]) -> Vec<ZRange> {
+    let mut out = vec![whole.clone()];
+    for part in parts {
+        let mut next = Vec::new();
+        for b in out {
+            let Some(cut) = b.intersect(part).filter(|c| !c.is_empty()) else {
+                next.push(b);
+                continue;
+            };
+            let (mut start, mut end) = (b.start().to_vec(), b.end().to_vec());
+            for d in 0..b.rank() {
+                for (lo, hi) in [(start[d], cut.start()[d]), (cut.end()[d], end[d])] {
+                    if lo < hi {
+                        let (mut s, mut e) = (start.clone(), end.clone());
+                        (s[d], e[d]) = (lo, hi);
+                        next.push(ZRange::new(s, e).expect("a box"));
+                    }
+                }
+                (start[d], end[d]) = (cut.start()[d], cut.end()[d]);
+            }
+        }
+        out = next;
+    }
+    out
+}
