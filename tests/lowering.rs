@@ -1,4 +1,4 @@
-//! The lowering end to end, as a property: random TEG graphs of elementwise ops, reductions and views (broadcasting by name, extents
+//! The lowering end to end, as a property: random TEG graphs of constants, elementwise ops, reductions and views (broadcasting by name, extents
 //! of 1 that stretch, scalars, rows that need padding, f32 and i32, sinks of sources and values sunk twice) are
 //! lowered by `tap-to-npu` on machines with little data memory and few slices (so that tensors are tiled and
 //! tiles come in waves), run on the NPU interpreter through the harness `tap-run --lower` uses, and compared
@@ -20,6 +20,8 @@ type Shape = [Option<bool>; 3];
 #[derive(Clone, Debug)]
 enum Node {
     Source(Shape),
+    /// `teg.full` of a value.
+    Full(Shape, i8),
     Unary(&'static str, usize),
     Binary(&'static str, usize, usize),
     /// A reduction by a monoid along the dimensions marked (of those the operand has).
@@ -53,13 +55,14 @@ fn graph() -> impl Strategy<Value = Graph> {
     (
         [extent.clone(), extent.clone(), extent],
         any::<bool>(),
-        prop::collection::vec(shape(), 1..4),
+        prop::collection::vec((shape(), prop::option::weighted(0.2, -4i8..5)), 1..4),
         prop::collection::vec(node, 1..8),
         prop::collection::vec(any::<u16>(), 1..3),
         machine,
     )
         .prop_map(|(extents, int, sources, ops, sinks, machine)| {
-            let mut nodes: Vec<Node> = sources.into_iter().map(Node::Source).collect();
+            let mut nodes: Vec<Node> =
+                sources.into_iter().map(|(s, full)| full.map_or(Node::Source(s), |v| Node::Full(s, v))).collect();
             for (u, b, x, y, which, monoid, along) in ops {
                 let n = nodes.len();
                 let (x, y) = (x as usize % n, y as usize % n);
@@ -88,7 +91,7 @@ impl Graph {
         let reduces = self.nodes.iter().any(|n| matches!(n, Node::Reduce(..)));
         for node in &self.nodes {
             let s = match *node {
-                Node::Source(s) => Some(s),
+                Node::Source(s) | Node::Full(s, _) => Some(s),
                 // Transcendentals round; a reduction after them sums in another order (and in f32): the results
                 // differ within what rounding allows, which ill-conditioned ops after it (sqrt near 0) magnify
                 // past any fixed tolerance. Graphs with reductions keep to exact ops.
@@ -128,6 +131,7 @@ impl Graph {
             let Some(s) = shapes[i] else { continue };
             match *node {
                 Node::Source(_) => t += &format!("    %v{i} = teg.source @s{i} : {}\n", self.type_of(&s)),
+                Node::Full(_, v) => t += &format!("    %v{i} = teg.full {v}.0 : {}\n", self.type_of(&s)),
                 Node::Unary(f, x) => t += &format!("    %v{i} = teg.{f} %v{x}\n"),
                 Node::Binary(f, x, y) => t += &format!("    %v{i} = teg.{f} %v{x}, %v{y}\n"),
                 Node::View(kind, x, d) => t += &self.view(i, kind, x, d, &shapes[x].expect("a viewed operand")),

@@ -4,7 +4,7 @@
 //! what the harness binds to it (`npu.tensors`: a source or sink by name, its shape, element type and layout, or
 //! scratch), so that `tap-run` can run the kernel on the graph's named inputs.
 
-use super::views::{fill_value, CONSTANT_ELEMS};
+use super::views::{constant_value, fill_value, CONSTANT_ELEMS};
 use crate::array::DType;
 use crate::dialects::npu::types::BufType;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
@@ -116,6 +116,13 @@ impl Buffers {
                     b.values.insert(v, t);
                 }
                 OpKind::Io(_) => {}
+                OpKind::Generate(g) if constant_value(&g).is_some() => {
+                    let v = ctx.body.result(op, 0);
+                    let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
+                    let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    b.constant(t.elem, constant_value(&g).expect("a constant"), cfg);
+                    b.values.insert(v, t);
+                }
                 OpKind::View(view) => {
                     let v = ctx.body.result(op, 0);
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);

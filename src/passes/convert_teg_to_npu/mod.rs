@@ -179,8 +179,9 @@ fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         OpKind::Contraction(c) => contraction::check(ctx, op, c).map_err(err),
         OpKind::Reduce(r) => reduction::check(ctx, op, r).map_err(err),
         OpKind::View(v) => views::check(ctx, op, v).map_err(err),
+        OpKind::Generate(g) if views::constant_value(g).is_some() => Ok(()),
         _ => Err(err(format!(
-            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, reductions and views)",
+            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, reductions, views and constants)",
             ctx.op_name(op)
         ))),
     }

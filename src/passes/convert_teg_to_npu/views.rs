@@ -1,5 +1,5 @@
 //! View ops (permute, reverse, slice, select, squeeze, unsqueeze, broadcasts, concat, interleave, repeat and
-//! constant pads) as copies within HBM, read off the op's index maps (the sharding interface): each affine piece
+//! constant pads) as copies within HBM, and constant tensors (`zeros`, `ones`, `full`) as fills, read off the op's index maps (the sharding interface): each affine piece
 //! of each operand is one DMA whose source and destination walk the piece's index points through the operand's and
 //! the result's maps and layouts (HBM-to-HBM transfers take any packet and stride, so a permutation or a reversal
 //! is one pattern). Cells no piece writes (a constant pad's border, the padding of the result's rows) are filled
@@ -14,12 +14,12 @@ use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
-use crate::dialects::teg::ops::{decode, OpKind, PadMode, View};
+use crate::dialects::teg::ops::{decode, Generator, OpKind, PadMode, View};
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::{Context, OpId};
-use crate::zspace::{Ipf, ZRange};
+use crate::zspace::{Ipf, ZAffineMap, ZRange};
 use std::cell::RefCell;
 
 /// Elements of the constant buffers fills read (enough for any row's padding).
@@ -29,6 +29,16 @@ pub const CONSTANT_ELEMS: u64 = 64;
 pub fn fill_value(view: &View) -> Option<f64> {
     match view {
         View::Pad { mode: PadMode::Constant, value, .. } => Some(*value),
+        _ => None,
+    }
+}
+
+/// The value of a constant generator's every cell (`None` for the others).
+pub fn constant_value(g: &Generator) -> Option<f64> {
+    match g {
+        Generator::Zeros => Some(0.0),
+        Generator::Ones => Some(1.0),
+        Generator::Full(v) => Some(*v),
         _ => None,
     }
 }
@@ -63,6 +73,13 @@ impl ConversionPattern for Views<'_> {
     }
 
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let value = match decode(rw.ir(), op) {
+            Ok(OpKind::Generate(g)) => constant_value(&g),
+            _ => None,
+        };
+        if let Some(value) = value {
+            return lower_op(self.0, op, rw, |l, rw, _, r| fill(l, rw, r, value));
+        }
         let Ok(OpKind::View(view)) = decode(rw.ir(), op) else { return false };
         let Some(maps) = index_maps_of(rw.ir(), op) else { return false };
         lower_op(self.0, op, rw, |l, rw, operands, r| lower(l, rw, &view, &maps, operands, r))
@@ -95,6 +112,17 @@ fn lower(
         }
     }
     Ok(())
+}
+
+/// Fills all of `r`, its rows' padding too, with `value`.
+fn fill(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor, value: f64) -> Result<(), String> {
+    l.kernel.reserve(3)?;
+    let src = constant(l, rw, r, value)?;
+    let n = r.dims.len();
+    let rows: Vec<Vec<i64>> = (0..n).map(|j| (0..n).map(|i| (i == j) as i64).collect()).collect();
+    let identity = ZAffineMap::new(n, rows, vec![0; n]).map_err(|e| e.to_string())?;
+    let ipf = Ipf::new(identity, vec![1; n]).map_err(|e| e.to_string())?;
+    copy(l, rw, &src, None, r, &ipf, &ZRange::of_shape(&r.space()))
 }
 
 /// Zeroes the padding of `r`'s rows (no piece writes it; later ops read whole rows).
@@ -172,11 +200,21 @@ fn copy(
             loops.push((count, rs[d] * size, ws[d] * size));
         }
     }
-    // Loops contiguous on both sides merge into the packet, as long as the constant (if read) holds it.
+    // Loops contiguous on both sides merge into the packet. From a constant, a run of the destination up to the
+    // constant's length is one packet (the constant read from its start each time).
     let mut packet = size;
-    let cap = if read.is_none() { 0 } else { i64::MAX };
-    while let Some(&(count, s, d)) = loops.last() {
-        if s != packet || d != packet || packet * count as i64 > cap {
+    if read.is_none() {
+        if let Some(&(count, 0, d)) = loops.last().filter(|l| l.2 == size) {
+            let p = (1..=count.min(CONSTANT_ELEMS as u32)).rev().find(|p| count.is_multiple_of(*p)).unwrap_or(1);
+            loops.pop();
+            if count / p > 1 {
+                loops.push((count / p, 0, d * p as i64));
+            }
+            packet = size * p as i64;
+        }
+    }
+    while let Some(&(count, s, d)) = loops.last().filter(|_| read.is_some()) {
+        if s != packet || d != packet {
             break;
         }
         packet *= count as i64;
