@@ -29,6 +29,25 @@ const MAX_SLICES: u64 = 64;
 /// dominate).
 const MIN_TILE_BYTES: u64 = 32 << 10;
 
+/// One vector instruction of a cell op: its function and, for a binary one applied to a scalar, the scalar.
+type Step = (&'static str, Option<f64>);
+
+/// The vector instructions of a cell op, in order (the first reads the operands, the others its result), if it has
+/// them: one, or a clip's `max` and `min` against its bounds (on integers the integers within them, as the
+/// reference clips).
+fn steps(cell: &Cell, int: bool) -> Option<Vec<Step>> {
+    if let Cell::Clip { min, max } = *cell {
+        let (min, max) = if int { (min.ceil(), max.floor()) } else { (min, max) };
+        let bounds = [("max", min), ("min", max)];
+        let mut out: Vec<Step> = bounds.into_iter().filter(|b| b.1.is_finite()).map(|(f, v)| (f, Some(v))).collect();
+        if out.is_empty() {
+            out.push(("max", Some(f64::NEG_INFINITY)));
+        }
+        return Some(out);
+    }
+    function(cell).map(|f| vec![(f, None)])
+}
+
 /// The vector instruction of a cell op, if it has one.
 fn function(cell: &Cell) -> Option<&'static str> {
     Some(match cell {
@@ -57,8 +76,9 @@ fn function(cell: &Cell) -> Option<&'static str> {
 /// Why the cell op `op` cannot be lowered, if it cannot.
 pub fn check(ctx: &Context, op: OpId, cell: &Cell) -> Result<(), String> {
     let name = ctx.op_name(op);
-    let f = function(cell).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
     let dtype = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.dtype);
+    let steps = steps(cell, dtype == Some(DType::I32)).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
+    let f = steps[0].0;
     let integer_ok = matches!(f, "relu" | "neg" | "abs" | "add" | "sub" | "mul" | "max" | "min");
     match dtype {
         Some(DType::F32) => Ok(()),
@@ -85,17 +105,24 @@ impl ConversionPattern for Cells<'_> {
 
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
         let Ok(OpKind::Cell(cell)) = decode(rw.ir(), op) else { return false };
-        let Some(f) = function(&cell) else { return false };
+        let int = rw
+            .ir()
+            .body
+            .results(op)
+            .next()
+            .and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)))
+            .is_some_and(|t| t.dtype == DType::I32);
+        let Some(f) = steps(&cell, int) else { return false };
         lower_op(self.0, op, rw, |l, rw, operands, result| {
             let inputs: Vec<Input> =
                 operands.iter().map(|t| Input { tensor: t.clone(), map: map_dims(result, t) }).collect();
-            lower(l, rw, f, result, &inputs)
+            lower(l, rw, &f, result, &inputs)
         })
     }
 }
 
 /// Writes the tiles of `result = f(operands)`.
-fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inputs: &[Input]) -> Result<(), String> {
+fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, inputs: &[Input]) -> Result<(), String> {
     let cfg = l.cfg.clone();
     let space = result.space();
     let budget = cfg.dm_slice_bytes * 3 / 8 / 8 * 8;
@@ -116,7 +143,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inpu
     let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
     let tiling = Tiling::choose(&space, &bytes, budget, want, CHUNK_ALIGN)?;
     // Per tile: a DMA per operand, the result's DMA, and at most one vector instruction.
-    l.kernel.reserve(tiling.count().saturating_mul(inputs.len() as u64 + 2))?;
+    l.kernel.reserve(tiling.count().saturating_mul(inputs.len() as u64 + 1 + f.len() as u64))?;
     let tiles = tiling.tiles();
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     for wave in tiles.chunks(slices) {
@@ -131,7 +158,10 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &str, result: &Tensor, inpu
             let (reads, ext) = work[first as usize];
             let dst = AccessPattern::new(base, &[], dm_bytes(result, ext, &cfg) as u32);
             let slices = Slices { chip: 0, cluster: 0, first, end };
-            l.compute(rw, &vector(f, slices, reads, dst, result))?;
+            for (k, &(kind, imm)) in f.iter().enumerate() {
+                let reads = if k == 0 { reads.clone() } else { vec![dst.clone()] };
+                l.compute(rw, &vector(kind, imm, slices, &reads, dst.clone(), result))?;
+            }
         }
         for (slice, tile) in wave.iter().enumerate() {
             let dm = dm_box(result, &tile.ext, base, &cfg);
@@ -166,14 +196,23 @@ fn bring_in(
     Ok(reads)
 }
 
-/// The vector instruction computing `f` of the operands read by `reads` into `dst` on `slices`.
-fn vector(f: &str, slices: Slices, reads: &[AccessPattern], dst: AccessPattern, result: &Tensor) -> Instruction {
+/// The vector instruction computing `f` of the operands read by `reads` (or of the first and `imm`) into `dst` on
+/// `slices`.
+fn vector(
+    f: &str,
+    imm: Option<f64>,
+    slices: Slices,
+    reads: &[AccessPattern],
+    dst: AccessPattern,
+    result: &Tensor,
+) -> Instruction {
     let dm = |p: &AccessPattern| Operand { space: Space::Dm, pattern: p.clone() };
+    let rhs = imm.map(Rhs::Imm).or_else(|| reads.get(1).map(|p| Rhs::Operand(dm(p))));
     Instruction::Vector(Vector {
         kind: f.to_string(),
         slices,
         src: dm(&reads[0]),
-        rhs: reads.get(1).map(|p| Rhs::Operand(dm(p))),
+        rhs,
         dst: Operand { space: Space::Dm, pattern: dst },
         dtype: result.elem,
     })
