@@ -20,3 +20,4 @@ save("b-4x1-i32", np.array([[3], [-1], [0], [12]], dtype=np.int32))
 rng = np.random.default_rng(16)
 for name, shape in [("mlp-x-5x12", (5, 12)), ("mlp-w1-12x20", (12, 20)), ("mlp-b1-20", (20,)), ("mlp-w2-20x3", (20, 3))]:
     save(name + "-f32", rng.integers(-3, 4, shape).astype(np.float32))
+save("b-2x3-i1", np.array([[True, False, True], [False, False, True]]))

@@ -47,7 +47,7 @@ fn shape() -> impl Strategy<Value = Shape> {
 
 fn graph() -> impl Strategy<Value = Graph> {
     let extent = prop_oneof![3 => 1u64..12, 1 => 60u64..140];
-    let unary = prop::sample::select(vec!["relu", "neg", "abs", "exp", "tanh", "sqrt", "log", "clip"]);
+    let unary = prop::sample::select(vec!["relu", "neg", "abs", "exp", "tanh", "sqrt", "log", "clip", "bf16"]);
     let binary = prop::sample::select(vec!["add", "sub", "mul", "max", "min", "div"]);
     let monoid = prop::sample::select(vec!["sum", "max", "min", "mean"]);
     let node = (unary, binary, any::<u16>(), any::<u16>(), 0u8..5, monoid, any::<[bool; 3]>());
@@ -95,9 +95,9 @@ impl Graph {
                 // Transcendentals round; a reduction after them sums in another order (and in f32): the results
                 // differ within what rounding allows, which ill-conditioned ops after it (sqrt near 0) magnify
                 // past any fixed tolerance. Graphs with reductions keep to exact ops.
-                Node::Unary(f, x) => {
-                    out[x].filter(|_| (!self.int && !reduces) || ["relu", "neg", "abs", "clip"].contains(&f))
-                }
+                Node::Unary(f, x) => out[x].filter(|_| {
+                    (!self.int && !reduces) || ["relu", "neg", "abs", "clip"].contains(&f) || (f == "bf16" && !self.int)
+                }),
                 Node::Binary(f, x, y) => match (out[x], out[y]) {
                     (Some(a), Some(b)) if !(self.int && f == "div") => broadcast(a, b),
                     _ => None,
@@ -134,6 +134,10 @@ impl Graph {
             match *node {
                 Node::Source(_) => t += &format!("    %v{i} = teg.source @s{i} : {}\n", self.type_of(&s)),
                 Node::Full(_, v) => t += &format!("    %v{i} = teg.full {v}.0 : {}\n", self.type_of(&s)),
+                Node::Unary("bf16", x) => {
+                    let (f, h) = (self.type_of(&s), self.type_of(&s).replace("x f32", "x bf16"));
+                    t += &format!("    %h{i} = teg.cast %v{x} : {f} -> {h}\n    %v{i} = teg.cast %h{i} : {h} -> {f}\n")
+                }
                 Node::Unary("clip", x) => {
                     t += &format!("    %v{i} = teg.clip %v{x} min -2.5 max 3.0 : {}\n", self.type_of(&s))
                 }

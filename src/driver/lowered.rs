@@ -6,11 +6,13 @@
 use crate::array::{Array, DType, Data};
 use crate::dialects::npu::interp::{run_kernel, Run};
 use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
+use crate::dialects::npu::types::{as_buf, elem_name};
 use crate::dialects::teg::eval::Values;
 use crate::interfaces::layout::layout_of;
 use crate::ir::{Attr, AttrId, Context, OpId};
 use crate::layout::table::Order;
 use crate::map_data;
+use crate::passes::convert_teg_to_npu::npu_elem;
 use indexmap::IndexMap;
 
 /// Relative and absolute tolerance of `--check` for `f32` sinks, normwise: every cell within
@@ -40,13 +42,52 @@ pub struct Binding {
 pub fn bindings(ctx: &Context, kernel: OpId) -> Result<Option<Vec<Binding>>, String> {
     let Some(attr) = ctx.op_attr(kernel, TENSORS_ATTR) else { return Ok(None) };
     let Attr::Array(items) = ctx.attr_data(attr) else { return Err(format!("'{TENSORS_ATTR}' must be a list")) };
-    items.iter().map(|&item| binding(ctx, item)).collect::<Result<Vec<_>, _>>().map(Some)
+    let bindings = items.iter().map(|&item| binding(ctx, item)).collect::<Result<Vec<_>, _>>()?;
+    check_against(ctx, kernel, &bindings)?;
+    Ok(Some(bindings))
+}
+
+/// Checks `bindings` against the kernel's buffers: one entry per argument, each source or sink named once per role,
+/// of the buffer's element type, its layout placing every element once inside the buffer.
+fn check_against(ctx: &Context, kernel: OpId, bindings: &[Binding]) -> Result<(), String> {
+    let block = ctx.body.region(ctx.body.regions(kernel)[0]).blocks[0];
+    let bufs: Vec<_> =
+        ctx.body.block(block).args.iter().map(|&v| as_buf(ctx, ctx.body.value_type(v)).cloned()).collect();
+    if bufs.len() != bindings.len() {
+        return Err(format!("'{TENSORS_ATTR}' has {} entries for {} buffers", bindings.len(), bufs.len()));
+    }
+    let mut names = std::collections::HashSet::new();
+    for (i, (b, buf)) in bindings.iter().zip(&bufs).enumerate() {
+        if b.role == "scratch" {
+            continue;
+        }
+        let buf = buf.as_ref().ok_or(format!("argument {i} is not a buffer"))?;
+        let at = format!("'{TENSORS_ATTR}' entry {i} ({} '{}')", b.role, b.name);
+        if !names.insert((b.role.clone(), b.name.clone())) {
+            return Err(format!("{at}: a second {} of that name", b.role));
+        }
+        if npu_elem(b.dtype) != Some(buf.elem) {
+            return Err(format!("{at}: {} does not live in a buffer of {}", b.dtype, elem_name(buf.elem)));
+        }
+        let mut seen = vec![false; buf.len as usize];
+        for &o in &b.offsets {
+            match seen.get_mut(o) {
+                Some(s) if !*s => *s = true,
+                Some(_) => return Err(format!("{at}: its layout places two elements at offset {o}")),
+                None => return Err(format!("{at}: its layout reaches offset {o}, past the buffer's {}", buf.len)),
+            }
+        }
+    }
+    Ok(())
 }
 
 fn binding(ctx: &Context, item: AttrId) -> Result<Binding, String> {
     let get = |key: &str| ctx.dict_get(item, key);
     let text = |key: &str| get(key).and_then(|a| ctx.attr_data(a).as_str().map(str::to_string));
     let role = text("role").ok_or(format!("every entry of '{TENSORS_ATTR}' needs a role"))?;
+    if !["source", "sink", "scratch"].contains(&role.as_str()) {
+        return Err(format!("'{TENSORS_ATTR}': '{role}' is not a role (source, sink or scratch)"));
+    }
     if role == "scratch" {
         return Ok(Binding { role, name: String::new(), shape: Vec::new(), dtype: DType::F32, offsets: Vec::new() });
     }
@@ -104,7 +145,7 @@ pub fn kernel_inputs(
         let a = inputs.get(&b.name).ok_or(format!("source '{}' is not bound: pass --input {0}=PATH.npy", b.name))?;
         if a.shape() != b.shape.as_slice() || a.dtype() != b.dtype {
             return Err(format!(
-                "source '{}' is {} of shape {:?}, not {} of shape {:?}",
+                "source '{}' is {} of shape {:?}, but its input holds {} of shape {:?}",
                 b.name,
                 b.dtype,
                 b.shape,

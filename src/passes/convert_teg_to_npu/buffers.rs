@@ -4,7 +4,7 @@
 //! what the harness binds to it (`npu.tensors`: a source or sink by name, its shape, element type and layout, or
 //! scratch), so that `tap-run` can run the kernel on the graph's named inputs.
 
-use super::views::{constant_value, fill_value, CONSTANT_ELEMS};
+use super::views::{constant_value, fill_value, held, CONSTANT_ELEMS};
 use crate::array::DType;
 use crate::dialects::npu::types::BufType;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
@@ -120,14 +120,15 @@ impl Buffers {
                     let v = ctx.body.result(op, 0);
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
                     let t = b.place(ctx, v, role, cfg).map_err(err)?;
-                    b.constant(t.elem, constant_value(&g).expect("a constant"), cfg);
+                    b.constant(t.elem, held(dtype_of(ctx, v), constant_value(&g).expect("a constant")), cfg);
                     b.values.insert(v, t);
                 }
                 OpKind::View(view) => {
                     let v = ctx.body.result(op, 0);
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
                     let t = b.place(ctx, v, role, cfg).map_err(err)?;
-                    let fills = [(t.row > t.dims.last().map_or(1, |d| d.1)).then_some(0.0), fill_value(&view)];
+                    let pad = fill_value(&view).map(|f| held(dtype_of(ctx, v), f));
+                    let fills = [(t.row > t.dims.last().map_or(1, |d| d.1)).then_some(0.0), pad];
                     for value in fills.into_iter().flatten() {
                         b.constant(t.elem, value, cfg);
                     }
@@ -220,6 +221,11 @@ fn arg_attr(ints: &mut Interners, a: &Arg) -> AttrId {
         entries.push((ints.sym("layout"), a.layout));
     }
     ints.dict_attr(entries)
+}
+
+/// The element type of the TEG tensor `v`.
+fn dtype_of(ctx: &Context, v: ValueId) -> DType {
+    as_tensor(ctx, ctx.body.value_type(v)).map_or(DType::F32, |t| t.dtype)
 }
 
 /// The computed values exactly one sink writes out, with that sink's name.

@@ -5,6 +5,7 @@
 //! in DM; the vector instruction reads it in the result's order, a broadcast dimension with stride 0 (so
 //! broadcasting by name costs no copy); the result goes back to HBM by DMA.
 
+use super::buffers::npu_elem;
 use super::buffers::Tensor;
 use super::operand::{map_dims, operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling, CHUNK_ALIGN};
@@ -15,12 +16,14 @@ use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Memory;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
+use crate::dialects::npu::ops::stream::{Kind, Requant, Stream};
 use crate::dialects::npu::ops::vector::{Rhs, Vector};
 use crate::dialects::teg::ops::{decode, Binary, Cell, OpKind, Unary};
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::{Context, OpId};
+use crate::machine::ElemType;
 use std::cell::RefCell;
 
 /// Most slices one op's tiles spread over.
@@ -69,8 +72,18 @@ fn function(cell: &Cell) -> Option<&'static str> {
             Binary::Max => "max",
             Binary::Min => "min",
         },
+        Cell::Cast => "cast",
         _ => return None,
     })
+}
+
+/// The conversions `npu.cast` computes as the reference does: floats to and from bf16 and f16 (rounding to nearest
+/// even), i8 to i32, and any type to itself. (i32 to i8 saturates on the NPU and wraps in TEG.)
+fn castable(from: DType, to: DType) -> bool {
+    let float = |t: DType| matches!(t, DType::F32 | DType::BF16 | DType::F16);
+    from == to
+        || (float(from) && float(to) && (from == DType::F32 || to == DType::F32))
+        || (from, to) == (DType::I8, DType::I32)
 }
 
 /// Why the cell op `op` cannot be lowered, if it cannot.
@@ -79,6 +92,16 @@ pub fn check(ctx: &Context, op: OpId, cell: &Cell) -> Result<(), String> {
     let dtype = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.dtype);
     let steps = steps(cell, dtype == Some(DType::I32)).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
     let f = steps[0].0;
+    if f == "cast" {
+        let from = as_tensor(ctx, ctx.body.value_type(ctx.body.operand(op, 0))).map(|t| t.dtype);
+        return match (from, dtype) {
+            (Some(a), Some(b)) if castable(a, b) && npu_elem(a).is_some() && npu_elem(b).is_some() => Ok(()),
+            (Some(a), Some(b)) => {
+                Err(format!("a cast from {a} to {b} is not lowered (the NPU casts f32 to and from bf16, i8 to i32)"))
+            }
+            _ => Err(format!("'{name}' has no tensor operand or result")),
+        };
+    }
     let integer_ok = matches!(f, "relu" | "neg" | "abs" | "add" | "sub" | "mul" | "max" | "min");
     match dtype {
         Some(DType::F32) => Ok(()),
@@ -160,7 +183,11 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
             let slices = Slices { chip: 0, cluster: 0, first, end };
             for (k, &(kind, imm)) in f.iter().enumerate() {
                 let reads = if k == 0 { reads.clone() } else { vec![dst.clone()] };
-                l.compute(rw, &vector(kind, imm, slices, &reads, dst.clone(), result))?;
+                let step = match kind {
+                    "cast" => cast(slices, &reads[0], inputs[0].tensor.elem, dst.clone(), result.elem),
+                    _ => vector(kind, imm, slices, &reads, dst.clone(), result),
+                };
+                l.compute(rw, &step)?;
             }
         }
         for (slice, tile) in wave.iter().enumerate() {
@@ -194,6 +221,21 @@ fn bring_in(
         at += dm.bytes;
     }
     Ok(reads)
+}
+
+/// The cast of the `from` elements `src` reads into `dst`'s `to` elements on `slices`.
+fn cast(slices: Slices, src: &AccessPattern, from: ElemType, dst: AccessPattern, to: ElemType) -> Instruction {
+    Instruction::Stream(Stream {
+        kind: Kind::Cast,
+        slices,
+        src: Operand { space: Space::Dm, pattern: src.clone() },
+        dst: Operand { space: Space::Dm, pattern: dst },
+        from,
+        to,
+        relu: false,
+        requant: Requant { scale: 1, shift: 0 },
+        tile: (1, 1),
+    })
 }
 
 /// The vector instruction computing `f` of the operands read by `reads` (or of the first and `imm`) into `dst` on

@@ -18,7 +18,7 @@ mod tiles;
 mod transfer;
 mod views;
 
-pub use buffers::{Role, Tensor};
+pub use buffers::{npu_elem, Role, Tensor};
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
@@ -108,7 +108,7 @@ impl Lowering {
 /// Lowers `graph` into a kernel in its place; the number of instructions written.
 fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
     let loc = ctx.body.op(graph).loc;
-    let cfg = machine_of(ctx, graph).map_err(|m| Diagnostic::error(loc, m))?;
+    let cfg = machine_of(ctx, graph).and_then(|c| supported(&c).map(|()| c)).map_err(|m| Diagnostic::error(loc, m))?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     for &op in &ops {
         check_supported(ctx, op)?;
@@ -150,6 +150,20 @@ fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
         (_, Some(d)) | (Err(d), None) => Err(d),
         (Ok(_), None) => Ok(state.kernel.written),
     }
+}
+
+/// Whether the lowering handles machine `cfg`: its tiles align rows and chunks on 8 elements and fill the TRF in
+/// groups of its lanes, so the DM write alignment and the lanes must divide 8, and a packet hold 64 bytes.
+fn supported(cfg: &NpuConfig) -> Result<(), String> {
+    let divides_8 = |v: u64| v > 0 && 8 % v == 0;
+    if !divides_8(cfg.dm_write_align) || !divides_8(cfg.trf_lanes) || cfg.max_packet_bytes < 64 {
+        return Err(format!(
+            "convert-teg-to-npu lowers for machines whose dm_write_align and trf_lanes divide 8 and whose \
+             max_packet_bytes is at least 64; this one has {}, {} and {}",
+            cfg.dm_write_align, cfg.trf_lanes, cfg.max_packet_bytes
+        ));
+    }
+    Ok(())
 }
 
 /// What a TEG type becomes: a tensor its default buffer (the one `resolve-layouts` lays out), a token nothing.

@@ -57,7 +57,7 @@ pub fn box_dma(t: &Tensor, start: &[u64], ext: &[u64], dm: &DmBox, slice: Memory
         run *= count as u64;
         loops.pop();
     }
-    let (count, packet) = split_run(run, cfg.max_packet_bytes);
+    let (count, packet) = split_run(run, cfg.max_packet_bytes, cfg.dm_write_align);
     if count > 1 {
         loops.push((count as u32, packet as i64, packet as i64));
     }
@@ -78,7 +78,7 @@ pub fn box_dma(t: &Tensor, start: &[u64], ext: &[u64], dm: &DmBox, slice: Memory
 
 /// The DMA copying the whole of `from`'s buffer into `to`'s (of the same size), within HBM.
 pub fn hbm_copy(from: &Tensor, to: &Tensor, cfg: &NpuConfig) -> Dma {
-    let (count, packet) = split_run(from.bytes, cfg.max_packet_bytes);
+    let (count, packet) = split_run(from.bytes, cfg.max_packet_bytes, 1);
     let side = |t: &Tensor| Side {
         memory: Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes },
         pattern: AccessPattern::new(0, &[(count as u32, packet as i64)], packet as u32),
@@ -86,14 +86,15 @@ pub fn hbm_copy(from: &Tensor, to: &Tensor, cfg: &NpuConfig) -> Dma {
     Dma { src: side(from), dst: side(to) }
 }
 
-/// A run of `bytes` (a multiple of 8) as `count` packets of at most `max` bytes, each a multiple of 8.
-pub fn split_run(bytes: u64, max: u64) -> (u64, u64) {
+/// A run of `bytes` as `count` packets of at most `max` bytes, each a multiple of `unit` (the DM write alignment;
+/// 1 within HBM): the largest such divisor of the run.
+pub fn split_run(bytes: u64, max: u64, unit: u64) -> (u64, u64) {
     if bytes <= max {
         return (1, bytes);
     }
-    let words = bytes / 8;
-    let best = (1..=max / 8).rev().find(|&d| words.is_multiple_of(d)).unwrap_or(1);
-    (words / best, best * 8)
+    let unit = unit.max(1);
+    let best = (1..=max / unit).rev().map(|d| d * unit).find(|&p| bytes.is_multiple_of(p)).unwrap_or(unit);
+    (bytes / best, best)
 }
 
 /// `x` rounded up to a multiple of `unit`.
@@ -107,9 +108,11 @@ mod tests {
 
     #[test]
     fn runs_split_into_aligned_packets_under_the_limit() {
-        assert_eq!(split_run(64, 4096), (1, 64));
-        assert_eq!(split_run(8192, 4096), (2, 4096));
-        assert_eq!(split_run(12000, 4096), (3, 4000));
-        assert_eq!(split_run(8 * 1031, 4096), (1031, 8));
+        assert_eq!(split_run(64, 4096, 8), (1, 64));
+        assert_eq!(split_run(8192, 4096, 8), (2, 4096));
+        assert_eq!(split_run(12000, 4096, 8), (3, 4000));
+        assert_eq!(split_run(8 * 1031, 4096, 8), (1031, 8));
+        assert_eq!(split_run(4116, 4096, 4), (3, 1372));
+        assert_eq!(split_run(4116, 4096, 1), (2, 2058));
     }
 }

@@ -9,12 +9,14 @@
 use super::buffers::Tensor;
 use super::transfer::split_run;
 use super::{lower_op, Lowering};
+use crate::array::{DType, Data};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::dialects::teg::ops::{decode, Generator, OpKind, PadMode, View};
+use crate::dialects::teg::tensor_type::as_tensor;
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
@@ -31,6 +33,12 @@ pub fn fill_value(view: &View) -> Option<f64> {
         View::Pad { mode: PadMode::Constant, value, .. } => Some(*value),
         _ => None,
     }
+}
+
+/// `value` as a tensor of `dtype` holds it, converted as the reference converts constants (an `i1` is true for
+/// anything but 0, integers truncate and saturate, floats round to nearest), so that a fill writes exactly that.
+pub fn held(dtype: DType, value: f64) -> f64 {
+    Data::from_f64(dtype, std::iter::once(value)).get_f64(0)
 }
 
 /// The value of a constant generator's every cell (`None` for the others).
@@ -73,8 +81,10 @@ impl ConversionPattern for Views<'_> {
     }
 
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
+        let dtype = rw.ir().body.results(op).next().and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)));
+        let Some(dtype) = dtype.map(|t| t.dtype) else { return false };
         let value = match decode(rw.ir(), op) {
-            Ok(OpKind::Generate(g)) => constant_value(&g),
+            Ok(OpKind::Generate(g)) => constant_value(&g).map(|v| held(dtype, v)),
             _ => None,
         };
         if let Some(value) = value {
@@ -82,7 +92,7 @@ impl ConversionPattern for Views<'_> {
         }
         let Ok(OpKind::View(view)) = decode(rw.ir(), op) else { return false };
         let Some(maps) = index_maps_of(rw.ir(), op) else { return false };
-        lower_op(self.0, op, rw, |l, rw, operands, r| lower(l, rw, &view, &maps, operands, r))
+        lower_op(self.0, op, rw, |l, rw, operands, r| lower(l, rw, &view, dtype, &maps, operands, r))
     }
 }
 
@@ -90,6 +100,7 @@ fn lower(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
     view: &View,
+    dtype: DType,
     maps: &IndexMaps,
     operands: &[Tensor],
     r: &Tensor,
@@ -99,7 +110,7 @@ fn lower(
     let pieces: u64 = maps.inputs.iter().map(|i| i.1.len() as u64).sum();
     l.kernel.reserve(pieces + 2 * index.rank() as u64 + 4)?;
     pad_rows(l, rw, r)?;
-    if let Some(value) = fill_value(view) {
+    if let Some(value) = fill_value(view).map(|v| held(dtype, v)) {
         let covered: Vec<ZRange> = maps.inputs.iter().flat_map(|i| &i.1).map(|p| p.domain.clone()).collect();
         for border in difference(&index, &covered) {
             let src = constant(l, rw, r, value)?;
@@ -141,7 +152,7 @@ fn pad_rows(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor) -> Result<(), S
         }
     }
     let packet = ((r.row - extent) * r.elem.bytes()) as u32;
-    let dma = dma(&zeros, 0, r, extent * r.elem.bytes(), &loops, packet);
+    let dma = dma(&zeros, 0, r, extent * r.elem.bytes(), &loops, packet, l.cfg.max_packet_bytes);
     l.dma(rw, &dma, r.elem)
 }
 
@@ -221,14 +232,15 @@ fn copy(
         loops.pop();
     }
     let (rb, wb) = (u64::try_from(rb * size).map_err(|_| "a view reading before its operand")?, (wb * size) as u64);
-    l.dma(rw, &dma(x, rb, r, wb, &loops, packet as u32), r.elem)
+    let max = l.cfg.max_packet_bytes;
+    l.dma(rw, &dma(x, rb, r, wb, &loops, packet as u32, max), r.elem)
 }
 
 /// An HBM-to-HBM DMA from `x` at `src` to `r` at `dst` over `loops` (count, source stride, destination stride),
 /// its packet split under the machine's limit.
-fn dma(x: &Tensor, src: u64, r: &Tensor, dst: u64, loops: &[(u32, i64, i64)], packet: u32) -> Dma {
+fn dma(x: &Tensor, src: u64, r: &Tensor, dst: u64, loops: &[(u32, i64, i64)], packet: u32, max: u64) -> Dma {
     let mut loops = loops.to_vec();
-    let (count, packet) = split_any(packet as u64, 4096);
+    let (count, packet) = split_run(packet as u64, max, 1);
     if count > 1 {
         loops.push((count as u32, packet as i64, packet as i64));
     }
@@ -237,19 +249,6 @@ fn dma(x: &Tensor, src: u64, r: &Tensor, dst: u64, loops: &[(u32, i64, i64)], pa
         pattern: AccessPattern::new(base, &loops.iter().map(|l| (l.0, pick(l))).collect::<Vec<_>>(), packet as u32),
     };
     Dma { src: side(x, src, |l| l.1), dst: side(r, dst, |l| l.2) }
-}
-
-/// A run of `bytes` as `count` packets of at most `max` bytes (any size: HBM to HBM needs no alignment).
-fn split_any(bytes: u64, max: u64) -> (u64, u64) {
-    if bytes <= max {
-        return (1, bytes);
-    }
-    let aligned = split_run(bytes, max);
-    if aligned.1 * aligned.0 == bytes && bytes.is_multiple_of(8) {
-        return aligned;
-    }
-    let best = (1..=max).rev().find(|&p| bytes.is_multiple_of(p)).unwrap_or(1);
-    (bytes / best, best)
 }
 
 /// The boxes of `whole` no box of `parts` covers (a box minus each part in turn, cut along each dimension).

@@ -5,7 +5,8 @@
 //!
 //! Bytes are tracked per memory as disjoint ranges (each access by its pattern's bounding range, so a strided
 //! access may order more than it must, never less). A write replaces the state of what it covers with one range,
-//! so reusing a buffer keeps the map small; an access costs a logarithm plus the ranges it meets.
+//! so reusing a buffer keeps the map small, and a read merges the neighbouring ranges it leaves in one state; an
+//! access costs a logarithm plus the ranges it meets.
 
 use crate::dialects::npu::ops::instruction::{Access, Site};
 use std::collections::{BTreeMap, HashMap};
@@ -19,12 +20,17 @@ pub struct Stamp {
     pub seq: u64,
 }
 
-/// What is known of a range of bytes: its last writer and the latest reader on each queue since.
-#[derive(Clone, Debug, Default)]
+/// What is known of a range of bytes: its last writer (or, after ranges were merged, the latest writer on each
+/// queue of those it had) and the latest reader on each queue since.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct State {
-    write: Option<Stamp>,
+    writes: Vec<Stamp>,
     reads: Vec<Stamp>,
 }
+
+/// Most ranges tracked per memory: past it, neighbouring ranges merge (their states joined, so an access waits for
+/// at least what it must), which keeps every access's cost bounded however an op cuts a memory.
+pub const MAX_RANGES_PER_MEMORY: usize = 256;
 
 /// Disjoint byte ranges of one memory, by start: `(end, state)`.
 type Ranges = BTreeMap<i128, (i128, State)>;
@@ -56,7 +62,7 @@ impl Hazards {
                 if *end <= low {
                     break;
                 }
-                state.write.into_iter().for_each(&mut need);
+                state.writes.iter().copied().for_each(&mut need);
                 if a.write {
                     state.reads.iter().copied().for_each(&mut need);
                 }
@@ -82,7 +88,8 @@ fn record(ranges: &mut Ranges, low: i128, high: i128, write: bool, me: Stamp) {
         for s in inside {
             ranges.remove(&s);
         }
-        ranges.insert(low, (high, State { write: Some(me), reads: Vec::new() }));
+        ranges.insert(low, (high, State { writes: vec![me], reads: Vec::new() }));
+        bound(ranges);
         return;
     }
     let mut gaps = Vec::new();
@@ -102,13 +109,56 @@ fn record(ranges: &mut Ranges, low: i128, high: i128, write: bool, me: Stamp) {
         read_by(&mut state, me);
         ranges.insert(start, (end, state));
     }
+    coalesce(ranges, low, high);
+    bound(ranges);
+}
+
+/// Halves the ranges of a memory past [`MAX_RANGES_PER_MEMORY`], joining each pair (and the gap between them,
+/// which no access touched).
+fn bound(ranges: &mut Ranges) {
+    if ranges.len() <= MAX_RANGES_PER_MEMORY {
+        return;
+    }
+    let all: Vec<(i128, (i128, State))> = std::mem::take(ranges).into_iter().collect();
+    for pair in all.chunks(2) {
+        let (start, (mut end, mut state)) = pair[0].clone();
+        if let Some((_, (e, other))) = pair.get(1) {
+            end = *e;
+            other.writes.iter().for_each(|&w| latest(&mut state.writes, w));
+            other.reads.iter().for_each(|&r| latest(&mut state.reads, r));
+        }
+        ranges.insert(start, (end, state));
+    }
+}
+
+/// Keeps in `stamps` the latest stamp of each queue, `s` included.
+fn latest(stamps: &mut Vec<Stamp>, s: Stamp) {
+    match stamps.iter_mut().find(|t| t.queue == s.queue) {
+        Some(t) => t.seq = t.seq.max(s.seq),
+        None => stamps.push(s),
+    }
+}
+
+/// Merges the adjacent ranges of one state from the one holding `low` to the one starting at `high`, so that
+/// reads that cut a memory into pieces (strided reads, whose bounding ranges overlap) do not leave it in ever
+/// more pieces for every later access to walk.
+fn coalesce(ranges: &mut Ranges, low: i128, high: i128) {
+    let from = ranges.range(..=low).next_back().map_or(low, |(&s, _)| s);
+    let keys: Vec<i128> = ranges.range(from..=high).map(|(&s, _)| s).collect();
+    let mut kept = keys[0];
+    for &k in &keys[1..] {
+        let (end, state) = ranges[&kept].clone();
+        if end == k && ranges[&k].1 == state {
+            let (next_end, _) = ranges.remove(&k).expect("a range");
+            ranges.get_mut(&kept).expect("a range").0 = next_end;
+        } else {
+            kept = k;
+        }
+    }
 }
 
 fn read_by(state: &mut State, me: Stamp) {
-    match state.reads.iter_mut().find(|r| r.queue == me.queue) {
-        Some(r) => r.seq = r.seq.max(me.seq),
-        None => state.reads.push(me),
-    }
+    latest(&mut state.reads, me);
 }
 
 /// Splits the range holding `at` (if one starts before it and ends after) in two.
