@@ -81,6 +81,8 @@ pub struct Buffers {
     pub sinks: HashMap<OpId, Tensor>,
     /// Small buffers of one value (by element type and the value's bits) that fills read.
     pub constants: HashMap<(ElemType, u64), Tensor>,
+    /// Bytes of HBM the buffers take so far.
+    used: u64,
 }
 
 /// The NPU element type of a TEG one; `None` for types the NPU does not compute on.
@@ -169,7 +171,7 @@ impl Buffers {
             .try_fold(row, |acc, ((_, e), &s)| (e - 1).checked_mul(s as u64).and_then(|x| x.checked_add(acc)))
             .filter(|&len| len.checked_mul(elem.bytes()).is_some())
             .ok_or("the tensor's layout spans more than 2^64 bytes")?;
-        let used: u64 = self.args.iter().map(|a| a.buf.bytes()).sum();
+        let used = self.used;
         if used.saturating_add(len * elem.bytes()) > cfg.hbm_bytes {
             return Err(format!(
                 "this tensor of {} B does not fit the chip's HBM: {} B, {used} B of it taken by the tensors before",
@@ -177,6 +179,7 @@ impl Buffers {
                 cfg.hbm_bytes
             ));
         }
+        self.used += len * elem.bytes();
         let region = self.args.len() as u32;
         self.args.push(Arg { buf: BufType { chip: 0, len, elem }, role, dtype: ty.dtype, shape: ty.shape(), layout });
         Ok(Tensor { region, dims, row, strides, elem, bytes: len * elem.bytes() })
