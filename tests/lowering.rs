@@ -5,7 +5,7 @@
 //! with the reference evaluator.
 
 use proptest::prelude::*;
-use tapestry::array::{Array, DType, Data};
+use tapestry::array::{Array, Data};
 use tapestry::dialects::teg::eval::{evaluate, Values};
 use tapestry::driver::lowered::{bindings, compare, run_lowered};
 use tapestry::ir::symbols::symbol_name;
@@ -307,7 +307,6 @@ fn a_wrong_sink_is_reported_with_its_cell() {
     b.insert("out".into(), want.clone());
     let err = compare(&a, &b).unwrap_err();
     assert!(err.contains("'out' differs at [1, 0]: lowered 3.5, reference 3 (tolerance"), "{err}");
-    let _ = DType::F32;
 }
 
 /// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k`, with `x`'s dimensions in either order.
