@@ -105,6 +105,15 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
     };
     let total = x_bytes(&space[..nk], &space[nk..]);
     let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
+    // The smallest kept tile (one index, or an aligned piece of the last dimension) must fit the accumulator twice.
+    let smallest: Vec<u64> = (0..nk).map(|d| if d + 1 == nk { space[d].min(CHUNK_ALIGN) } else { 1 }).collect();
+    let acc = 2 * dm_bytes(r, &smallest, &cfg);
+    if acc > cfg.acc_slice_bytes.min(budget) {
+        return Err(format!(
+            "a tile of the result and its partial take {acc} B, more than the accumulator's {} B per slice",
+            cfg.acc_slice_bytes
+        ));
+    }
     let tiling = Tiling::choose(&space[..nk], &kept_bytes, budget, want, CHUNK_ALIGN)?;
     l.kernel.reserve(tiling.count().saturating_mul(4))?;
     let tiles = tiling.tiles();
