@@ -12,15 +12,12 @@ use super::registry::PassEntry;
 use crate::dialects::layout::attr::{CuteAttr, LayoutAttr};
 use crate::dialects::npu::machine_attr::machine_of;
 use crate::dialects::teg::tensor_type::as_tensor;
-use crate::dialects::teg::{graph_ops, graphs_under};
+use crate::dialects::teg::{graph_ops, graphs_under, LAYOUT_ATTR};
 use crate::ir::dialect_data::DialectData;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, Interners, OpId};
 use crate::layout::notation::cute::CuteLayout;
 use crate::machine::NpuConfig;
 use std::sync::Arc;
-
-/// The attribute holding a tensor's layout, on the op defining it.
-pub const LAYOUT_ATTR: &str = "teg.layout";
 
 /// The registration of `resolve-layouts`.
 pub const ENTRY: PassEntry = PassEntry { info: &INFO, create: |_| Box::new(ResolveLayouts) };

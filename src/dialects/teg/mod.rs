@@ -41,6 +41,10 @@ pub fn find_graph(ctx: &Context, root: OpId, name: &str) -> Option<OpId> {
     crate::ir::walk::preorder(&ctx.body, root).into_iter().find(|&op| is(op))
 }
 
+/// The attribute on the op defining a tensor that gives the tensor's layout in memory (a layout attribute, as
+/// `resolve-layouts` writes it and the lowering to the NPU reads it).
+pub const LAYOUT_ATTR: &str = "teg.layout";
+
 /// Every `teg.graph` at or under `root`, in preorder.
 pub fn graphs_under(ctx: &Context, root: OpId) -> Vec<OpId> {
     std::iter::once(root)

@@ -9,14 +9,12 @@ use crate::array::DType;
 use crate::dialects::npu::types::BufType;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::dialects::teg::LAYOUT_ATTR;
 use crate::interfaces::layout::layout_of;
 use crate::ir::body::ValueDef;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, Interners, OpId, ValueId};
 use crate::machine::{ElemType, NpuConfig};
 use std::collections::HashMap;
-
-/// The attribute holding a tensor's layout (written by `resolve-layouts`).
-pub const LAYOUT_ATTR: &str = "teg.layout";
 
 /// A tensor in an HBM buffer: a strided layout of its (padded) index space.
 #[derive(Clone, Debug)]
