@@ -2,13 +2,13 @@
 //!
 //! - **Compile time** of `tap-to-npu` on chains of 1,000, 10,000 and 100,000 elementwise ops over a 64 × 64 f32
 //!   tensor (parsing and verifying not timed): it should grow linearly, so the time per op should stay flat.
-//! - **The lowered MLP and a conv-shaped contraction against the reference evaluator:** `relu(x · W1 + b1) · W2`
-//!   (x 256 × 512, W1 512 × 1024, W2 1024 × 256, f32), and a convolution as its im2col contraction (3 × 3 × 64
-//!   input channels to 128 output channels over a 32 × 32 image); the reference evaluator's time next to the
-//!   interpreter's (loading the kernel once, then a run; medians).
-//! - **Estimated cycles against the roofline** of the lowered matmul (1024 × 1024 × 1024, f32) and of the conv
-//!   contraction: the interpreter's makespan next to the compute bound (FLOPs / the chip's f32 matmul rate) and the
-//!   bandwidth bound (the bytes of A, B and C / HBM bytes per cycle).
+//! - **The lowered MLP and conv against the reference evaluator:** `relu(x · W1 + b1) · W2` (x 256 × 512,
+//!   W1 512 × 1024, W2 1024 × 256, f32), and a `teg.conv2d` (3 × 3, 64 input channels to 128 output channels over
+//!   a 32 × 32 image padded by 1); the reference evaluator's time next to the interpreter's (loading the kernel
+//!   once, then a run; medians).
+//! - **Estimated cycles against the roofline** of the lowered matmul (1024 × 1024 × 1024, f32) and conv: the
+//!   interpreter's makespan next to the compute bound (FLOPs / the chip's f32 matmul rate) and the bandwidth bound
+//!   (the bytes that must be read and written / HBM bytes per cycle).
 //!
 //! `cargo bench --bench lowering` (`LOWERING_BENCH=compile|run|cycles` runs one part).
 
@@ -146,15 +146,16 @@ teg.graph @mlp {
 }
 "#;
 
-/// A 3 x 3 convolution of 64 channels to 128 over a 32 x 32 image, as the contraction of its im2col patches.
+/// A 3 x 3 convolution of 64 channels to 128 over a 32 x 32 image, padded by 1 (the result 32 x 32 too).
 const CONV: &str = r#"
-!p = !teg.tensor<[h=32, w=32, ck=576] x f32>
-!k = !teg.tensor<[ck=576, o=128] x f32>
+!x = !teg.tensor<[n=1, c=64, h=32, w=32] x f32>
+!k = !teg.tensor<[o=128, c=64, kh=3, kw=3] x f32>
+!y = !teg.tensor<[n=1, o=128, h=32, w=32] x f32>
 teg.graph @conv {
-  %p = teg.source @patches : !p
+  %x = teg.source @x : !x
   %k = teg.source @kernel : !k
-  %y = teg.contract %p, %k : !p, !k -> !teg.tensor<[h=32, w=32, o=128] x f32>
-  %s = teg.sink @y %y : !teg.tensor<[h=32, w=32, o=128] x f32> -> !teg.token
+  %y = teg.conv2d %x, %k strides [1, 1] dilations [1, 1] padding [1, 1] : !x, !k -> !y
+  %s = teg.sink @y %y : !y -> !teg.token
   teg.sequence_point %s : !teg.token
 }
 "#;
@@ -198,11 +199,17 @@ fn cycles() {
     let f32_rate = peak / cfg.matmul_k_per_cycle(ElemType::Bf16) as f64 * cfg.matmul_k_per_cycle(ElemType::F32) as f64;
     println!("estimated cycles of lowered contractions against the roofline (default machine, f32):");
     println!("{:>8} {:>12} {:>14} {:>14} {:>10}", "graph", "makespan", "compute bound", "memory bound", "ratio");
-    for (name, text, (m, n, k)) in [("matmul", MATMUL, (1024u64, 1024u64, 1024u64)), ("conv", CONV, (1024, 128, 576))] {
+    // Per graph: its GEMM's m, n and k, and the elements it must read and write (A, B and C; for the conv, its
+    // input, kernels and result).
+    let graphs = [
+        ("matmul", MATMUL, (1024u64, 1024u64, 1024u64), 3 * 1024 * 1024u64),
+        ("conv", CONV, (1024, 128, 576), 64 * 1024 + 128 * 576 + 128 * 1024),
+    ];
+    for (name, text, (m, n, k), elements) in graphs {
         let l = run_lowered(text, name);
         let flops = 2.0 * (m * n * k) as f64;
         let compute = flops / (2.0 * f32_rate);
-        let memory = ((m * k + k * n + m * n) * 4) as f64 / cfg.hbm_bytes_per_cycle as f64;
+        let memory = (elements * 4) as f64 / cfg.hbm_bytes_per_cycle as f64;
         let bound = compute.max(memory);
         println!("{name:>8} {:>12} {compute:>14.0} {memory:>14.0} {:>10.2}", l.makespan, l.makespan as f64 / bound);
     }

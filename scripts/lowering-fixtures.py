@@ -21,3 +21,5 @@ rng = np.random.default_rng(16)
 for name, shape in [("mlp-x-5x12", (5, 12)), ("mlp-w1-12x20", (12, 20)), ("mlp-b1-20", (20,)), ("mlp-w2-20x3", (20, 3))]:
     save(name + "-f32", rng.integers(-3, 4, shape).astype(np.float32))
 save("b-2x3-i1", np.array([[True, False, True], [False, False, True]]))
+save("conv-x-1x2x5x6-f32", rng.integers(-3, 4, (1, 2, 5, 6)).astype(np.float32))
+save("conv-k-3x2x3x2-f32", rng.integers(-2, 3, (3, 2, 3, 2)).astype(np.float32))

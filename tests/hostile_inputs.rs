@@ -441,6 +441,7 @@ fn run(case: &Case, dir: &Path) -> Outcome {
         });
     }
     let start = Instant::now();
+    #[allow(clippy::zombie_processes)] // reaped by wait4 below
     let mut child = cmd.spawn().unwrap();
     // Standard error is read as it comes, so that a long report cannot fill the pipe and stall the tool.
     let mut pipe = child.stderr.take().unwrap();

@@ -1,6 +1,6 @@
-//! The lowering end to end, as a property: random TEG graphs of constants, elementwise ops, reductions and views (broadcasting by name, extents
-//! of 1 that stretch, scalars, rows that need padding, f32 and i32, sinks of sources and values sunk twice) are
-//! lowered by `tap-to-npu` on machines with little data memory and few slices (so that tensors are tiled and
+//! The lowering end to end, as a property: random TEG graphs of constants, elementwise ops, reductions and views
+//! (broadcasting by name, extents of 1 that stretch, scalars, rows that need padding, f32 and i32, sinks of
+//! sources and values sunk twice), random contractions and random convolutions are lowered by `tap-to-npu` on machines with little data memory and few slices (so that tensors are tiled and
 //! tiles come in waves), run on the NPU interpreter through the harness `tap-run --lower` uses, and compared
 //! with the reference evaluator.
 
@@ -406,6 +406,90 @@ proptest! {
     #[test]
     fn lowered_contractions_compute_what_the_reference_does(c in contract()) {
         let text = c.text();
+        if let Err(e) = check(&text, &integer_inputs(&text)) {
+            panic!("{e}\n{text}");
+        }
+    }
+}
+
+/// A convolution `y = conv2d(x, k)` with strides, dilations and padding per spatial dimension.
+#[derive(Clone, Debug)]
+struct Conv {
+    x: [u64; 4],
+    out: u64,
+    taps: [u64; 2],
+    strides: [u64; 2],
+    dilations: [u64; 2],
+    padding: [u64; 2],
+    /// The input: the source (0), its `neg` (1) or it plus ones (2, whose rows' padding is then not zero).
+    input: u8,
+    machine: &'static str,
+}
+
+fn conv() -> impl Strategy<Value = Conv> {
+    let spatial = prop_oneof![4 => 1u64..14, 1 => 30u64..70];
+    let pair = |r: std::ops::Range<u64>| [r.clone(), r];
+    let machine = prop::sample::select(vec![
+        "",
+        "npu.machine = {dm_slice_bytes = 16384, acc_slice_bytes = 4096, trf_lane_bytes = 512, slices_per_cluster = 2}",
+        "npu.machine = {dm_slice_bytes = 8192, acc_slice_bytes = 2048, trf_lane_bytes = 256, slices_per_cluster = 3}",
+    ]);
+    let x = (1u64..3, 1u64..10, spatial.clone(), spatial);
+    (x, 1u64..20, pair(1..4), pair(1..4), pair(1..3), pair(0..3), 0u8..3, machine).prop_map(
+        |((n, c, h, w), out, taps, strides, dilations, padding, input, machine)| Conv {
+            x: [n, c, h, w],
+            out,
+            taps,
+            strides,
+            dilations,
+            padding,
+            input,
+            machine,
+        },
+    )
+}
+
+impl Conv {
+    /// The output extent along spatial dimension `i`, if the kernel fits.
+    fn extent(&self, i: usize) -> Option<u64> {
+        let span = (self.taps[i] - 1) * self.dilations[i] + 1;
+        let padded = self.x[2 + i] + 2 * self.padding[i];
+        (padded >= span).then(|| (padded - span) / self.strides[i] + 1)
+    }
+
+    fn text(&self) -> Option<String> {
+        let [n, c, h, w] = self.x;
+        let (oh, ow) = (self.extent(0)?, self.extent(1)?);
+        let x = format!("!teg.tensor<[n={n}, c={c}, h={h}, w={w}] x f32>");
+        let k = format!("!teg.tensor<[o={}, c={c}, kh={}, kw={}] x f32>", self.out, self.taps[0], self.taps[1]);
+        let y = format!("!teg.tensor<[n={n}, o={}, h={oh}, w={ow}] x f32>", self.out);
+        let pair = |v: [u64; 2]| format!("[{}, {}]", v[0], v[1]);
+        let attrs = if self.machine.is_empty() { String::new() } else { format!(" attributes {{{}}}", self.machine) };
+        let (input, operand) = match self.input {
+            0 => ("", "%x"),
+            1 => ("%e = teg.neg %x\n    ", "%e"),
+            _ => ("%one = teg.full 1.0 : {x}\n    %e = teg.add %x, %one\n    ", "%e"),
+        };
+        let input = input.replace("{x}", &x);
+        Some(format!(
+            "builtin.module{attrs} {{\n  teg.graph @g {{\n    %x = teg.source @x : {x}\n    %k = teg.source @k : {k}\n    \
+             {input}%y = teg.conv2d {operand}, %k strides {} dilations {} padding {} : {x}, {k} -> {y}\n    \
+             %t = teg.sink @y %y : {y} -> !teg.token\n    teg.sequence_point %t : !teg.token\n  }}\n}}\n",
+            pair(self.strides),
+            pair(self.dilations),
+            pair(self.padding),
+        ))
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, max_global_rejects: 10_000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lowered_convolutions_compute_what_the_reference_does(c in conv()) {
+        let text = c.text();
+        prop_assume!(text.is_some());
+        let text = text.unwrap();
         if let Err(e) = check(&text, &integer_inputs(&text)) {
             panic!("{e}\n{text}");
         }

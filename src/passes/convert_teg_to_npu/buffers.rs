@@ -134,10 +134,14 @@ impl Buffers {
                     }
                     b.values.insert(v, t);
                 }
-                _ => {
+                kind => {
                     let Some(v) = ctx.body.results(op).next() else { continue };
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
                     let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    // A padded convolution may zero its input's row padding.
+                    if matches!(kind, OpKind::Conv2d(c) if c.padding[1] > 0) {
+                        b.constant(t.elem, 0.0, cfg);
+                    }
                     b.values.insert(v, t);
                 }
             }

@@ -11,6 +11,7 @@
 
 mod buffers;
 mod contraction;
+mod conv;
 mod elementwise;
 mod operand;
 mod reduction;
@@ -81,8 +82,8 @@ pub struct Lowering {
     pub buffers: Buffers,
     /// The kernel being written.
     pub kernel: KernelBuilder,
-    /// The DMA engine the next transfer takes (round robin).
-    next_engine: u64,
+    /// Per DMA engine, the cycles of the transfers given to it so far (the next goes to the least busy).
+    engine_cycles: Vec<u64>,
     /// Tile waves written so far (they alternate between two halves of data memory).
     pub waves: u64,
     /// The constant buffers written so far.
@@ -92,16 +93,23 @@ pub struct Lowering {
 }
 
 impl Lowering {
-    /// Writes `dma` (of `elem` elements) on the next DMA engine.
+    /// Writes `dma` (of `elem` elements) on the DMA engine with the fewest cycles of work so far (the first of
+    /// them), which balances engines when transfers differ in size.
     pub fn dma(&mut self, rw: &mut Rewriter<'_>, dma: &Dma, elem: ElemType) -> Result<(), String> {
-        let queue = format!("dma{}", self.next_engine % self.cfg.dma_engines.max(1));
-        self.next_engine += 1;
-        self.kernel.dma(rw, dma, elem, &queue).map(|_| ())
+        let (engine, _) = self.engine_cycles.iter().enumerate().min_by_key(|&(i, &c)| (c, i)).expect("an engine");
+        self.engine_cycles[engine] = self.engine_cycles[engine].saturating_add(dma.cycles(&self.cfg));
+        self.kernel.dma(rw, dma, elem, &format!("dma{engine}")).map(|_| ())
     }
 
     /// Writes a compute instruction on the main queue.
     pub fn compute(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
         self.kernel.compute(rw, instruction, "main").map(|_| ())
+    }
+
+    /// Writes an instruction preparing data (a memset before a transfer) on the sub queue, so that it does not
+    /// wait behind the main queue's compute.
+    pub fn prepare(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
+        self.kernel.compute(rw, instruction, "sub").map(|_| ())
     }
 }
 
@@ -126,20 +134,21 @@ fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
     rw.erase_op(graph);
     let root = kernel.kernel;
     let state = RefCell::new(Lowering {
+        engine_cycles: vec![0; cfg.dma_engines.max(1) as usize],
         cfg,
         buffers,
         kernel,
-        next_engine: 0,
         waves: 0,
         constants_written: HashSet::new(),
         error: None,
     });
-    let patterns: [&dyn ConversionPattern; 7] = [
+    let patterns: [&dyn ConversionPattern; 8] = [
         &Sources(&state),
         &Sinks(&state),
         &SequencePoints,
         &elementwise::Cells(&state),
         &contraction::Contractions(&state),
+        &conv::Convolutions(&state),
         &reduction::Reductions(&state),
         &views::Views(&state),
     ];
@@ -191,11 +200,12 @@ fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         OpKind::Io(Io::Source { .. } | Io::Sink { .. } | Io::SequencePoint) => Ok(()),
         OpKind::Cell(cell) => elementwise::check(ctx, op, cell).map_err(err),
         OpKind::Contraction(c) => contraction::check(ctx, op, c).map_err(err),
+        OpKind::Conv2d(_) => conv::check(ctx, op).map_err(err),
         OpKind::Reduce(r) => reduction::check(ctx, op, r).map_err(err),
         OpKind::View(v) => views::check(ctx, op, v).map_err(err),
         OpKind::Generate(g) if views::constant_value(g).is_some() => Ok(()),
         _ => Err(err(format!(
-            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, reductions, views and constants)",
+            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, convolutions, reductions, views and constants)",
             ctx.op_name(op)
         ))),
     }

@@ -6,7 +6,7 @@
 use super::buffers::Tensor;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::{Dma, Memory, Side};
-use crate::machine::NpuConfig;
+use crate::machine::{ElemType, NpuConfig};
 
 /// A box of a tensor in one slice's data memory: where it starts and the byte stride of each of its dimensions.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,8 +37,32 @@ pub fn dm_bytes(t: &Tensor, ext: &[u64], cfg: &NpuConfig) -> u64 {
     dm_box(t, ext, 0, cfg).bytes
 }
 
-/// The DMA moving box `[start, start + ext)` of `t` between its buffer and `dm` (into DM when `to_dm`).
+/// The DMA moving box `[start, start + ext)` of `t` between its buffer and `dm` (into DM when `to_dm`), its
+/// rows rounded up to `dm_write_align` elements.
 pub fn box_dma(t: &Tensor, start: &[u64], ext: &[u64], dm: &DmBox, slice: Memory, to_dm: bool, cfg: &NpuConfig) -> Dma {
+    rows_dma(t, start, ext, dm, slice, to_dm, cfg.dm_write_align, cfg)
+}
+
+/// The elements a DM row of `elem` is rounded up to so that it is a whole number of aligned bytes.
+pub fn row_unit(elem: ElemType, cfg: &NpuConfig) -> u64 {
+    let (align, size) = (cfg.dm_write_align.max(1), elem.bytes().max(1));
+    let gcd = (1..=align.min(size)).rev().find(|g| align % g == 0 && size % g == 0).unwrap_or(1);
+    align / gcd
+}
+
+/// [`box_dma`] with rows rounded up to `unit` elements (which keeps packets aligned: a multiple of
+/// [`row_unit`]).
+#[allow(clippy::too_many_arguments)]
+pub fn rows_dma(
+    t: &Tensor,
+    start: &[u64],
+    ext: &[u64],
+    dm: &DmBox,
+    slice: Memory,
+    to_dm: bool,
+    unit: u64,
+    cfg: &NpuConfig,
+) -> Dma {
     let size = t.elem.bytes();
     let n = ext.len();
     let offset: u64 = start.iter().zip(&t.strides).map(|(&s, &st)| s * st as u64).sum::<u64>() * size;
@@ -49,7 +73,7 @@ pub fn box_dma(t: &Tensor, start: &[u64], ext: &[u64], dm: &DmBox, slice: Memory
         }
     }
     // Rows contiguous on both sides make one run, cut into packets the machine takes.
-    let mut run = round_up(ext[n - 1], cfg.dm_write_align) * size;
+    let mut run = round_up(ext[n - 1], unit) * size;
     while let Some(&(count, hbm, dm)) = loops.last() {
         if hbm != run as i64 || dm != run as i64 {
             break;

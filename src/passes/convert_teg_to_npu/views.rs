@@ -137,7 +137,7 @@ fn fill(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor, value: f64) -> Resu
 }
 
 /// Zeroes the padding of `r`'s rows (no piece writes it; later ops read whole rows).
-fn pad_rows(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor) -> Result<(), String> {
+pub fn pad_rows(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor) -> Result<(), String> {
     let n = r.dims.len();
     let extent = r.dims[n - 1].1;
     if r.row == extent {
