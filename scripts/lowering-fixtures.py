@@ -23,3 +23,5 @@ for name, shape in [("mlp-x-5x12", (5, 12)), ("mlp-w1-12x20", (12, 20)), ("mlp-b
 save("b-2x3-i1", np.array([[True, False, True], [False, False, True]]))
 save("conv-x-1x2x5x6-f32", rng.integers(-3, 4, (1, 2, 5, 6)).astype(np.float32))
 save("conv-k-3x2x3x2-f32", rng.integers(-2, 3, (3, 2, 3, 2)).astype(np.float32))
+save("shard-x-4x4-f32", np.arange(-8, 8, dtype=np.float32).reshape(4, 4))
+save("shard-w-4x2-f32", np.arange(-4, 4, dtype=np.float32).reshape(4, 2))

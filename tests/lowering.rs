@@ -266,12 +266,17 @@ fn broadcast(a: Shape, b: Shape) -> Option<Shape> {
 
 /// Lowers and runs `text`'s graph on `inputs`; compares with the reference.
 fn check(text: &str, inputs: &Values) -> Result<(), String> {
+    check_with(text, inputs, "builtin.module(tap-to-npu)")
+}
+
+/// [`check`] through `pipeline`.
+fn check_with(text: &str, inputs: &Values, pipeline: &str) -> Result<(), String> {
     let mut ctx = Context::new(tapestry::dialects::all());
     let module = tapestry::parse::parse_file(&mut ctx, "g.tap", text).map_err(|d| format!("{d:?}"))?;
     let graph = walk::preorder(&ctx.body, module).into_iter().find(|&o| ctx.op_name(o) == "teg.graph").unwrap();
     let reference = evaluate(&ctx, graph, inputs).map_err(|e| e.message)?;
     let registry = PassRegistry::with_builtin();
-    let mut pm = PassManager::parse("builtin.module(tap-to-npu)", &registry).unwrap();
+    let mut pm = PassManager::parse(pipeline, &registry).unwrap();
     let mut sink = Vec::new();
     pm.run(&mut ctx, module, &mut Instrumentation::quiet(&mut sink)).map_err(|d| format!("{d:?}"))?;
     let kernel = walk::preorder(&ctx.body, module)
@@ -491,6 +496,86 @@ proptest! {
         prop_assume!(text.is_some());
         let text = text.unwrap();
         if let Err(e) = check(&text, &integer_inputs(&text)) {
+            panic!("{e}\n{text}");
+        }
+    }
+}
+
+/// A sharded graph `y = relu(x · w) + c` on a mesh of 1, 2 or 4 devices (one axis, or 2 × 2), each op split
+/// along a dimension per axis by its `teg.shard` plan (or the plans searched by `auto-shard`).
+#[derive(Clone, Debug)]
+struct Sharded {
+    extents: [u64; 3],
+    mesh: &'static [u64],
+    /// Per op (matmul, relu, add), per mesh axis, the index of the dimension split along it (or none).
+    plans: [[Option<u8>; 2]; 3],
+    auto: bool,
+}
+
+fn sharded() -> impl Strategy<Value = Sharded> {
+    let mesh = prop::sample::select(vec![&[1u64][..], &[2], &[4], &[2, 2]]);
+    let axis = prop::option::of(0u8..3);
+    let plan = [axis.clone(), axis];
+    ([4u64..20, 4u64..20, 4u64..20], mesh, [plan.clone(), plan.clone(), plan], prop::bool::weighted(0.2))
+        .prop_map(|(extents, mesh, plans, auto)| Sharded { extents, mesh, plans, auto })
+}
+
+impl Sharded {
+    fn text(&self) -> String {
+        let [b, k, n] = self.extents;
+        let axes = ["x", "y"];
+        let names: Vec<String> = axes[..self.mesh.len()].iter().map(|a| format!("\"{a}\"")).collect();
+        let shape: Vec<String> = self.mesh.iter().map(|d| d.to_string()).collect();
+        let devices: u64 = self.mesh.iter().product();
+        // The dimensions each op has, in the order a plan indexes them.
+        let dims: [&[&str]; 3] = [&["b", "k", "n"], &["b", "n"], &["b", "n"]];
+        let plan = |op: usize| {
+            let mut used = Vec::new();
+            let mut parts = Vec::new();
+            for (a, pick) in self.plans[op].iter().enumerate().take(self.mesh.len()) {
+                if let Some(d) = pick.map(|p| dims[op][p as usize % dims[op].len()]) {
+                    if !used.contains(&d) && !self.auto {
+                        used.push(d);
+                        parts.push(format!("{d} = \"{}\"", axes[a]));
+                    }
+                }
+            }
+            match parts.is_empty() {
+                true => String::new(),
+                false => format!(" attributes {{teg.shard = {{{}}}}}", parts.join(", ")),
+            }
+        };
+        format!(
+            "builtin.module attributes {{npu.machine = {{chips = {devices}}}}} {{\n  teg.graph @g attributes {{teg.mesh = \
+             {{axes = [{}], shape = [{}]}}}} {{\n    %x = teg.source @x : !teg.tensor<[b={b}, k={k}] x f32>\n    \
+             %w = teg.source @w : !teg.tensor<[k={k}, n={n}] x f32>\n    %c = teg.source @c : !teg.tensor<[n={n}] x f32>\n    \
+             %h = teg.matmul %x, %w{} : !teg.tensor<[b={b}, k={k}] x f32>, !teg.tensor<[k={k}, n={n}] x f32>\n    \
+             %r = teg.relu %h{}\n    %y = teg.add %r, %c{}\n    \
+             %t = teg.sink @y %y : !teg.tensor<[b={b}, n={n}] x f32> -> !teg.token\n    teg.sequence_point %t : !teg.token\n  }}\n}}\n",
+            names.join(", "),
+            shape.join(", "),
+            plan(0),
+            plan(1),
+            plan(2),
+        )
+    }
+
+    fn pipeline(&self) -> &'static str {
+        if self.auto {
+            "builtin.module(tap-to-npu{auto-shard max-rounds=3})"
+        } else {
+            "builtin.module(tap-to-npu)"
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
+
+    #[test]
+    fn lowered_sharded_graphs_compute_what_the_reference_does(g in sharded()) {
+        let text = g.text();
+        if let Err(e) = check_with(&text, &integer_inputs(&text), g.pipeline()) {
             panic!("{e}\n{text}");
         }
     }

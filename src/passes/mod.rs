@@ -51,13 +51,37 @@ const SIMPLIFY: PipelineEntry = PipelineEntry {
     expand: |o| format!("canonicalize{{max-iterations={}}},cse", o.int("max-iterations")),
 };
 
-/// The built-in named pipeline `tap-to-npu`: a TEG graph lowered to an NPU kernel (prune what no sink observes,
-/// lay out every tensor, convert).
+/// The built-in named pipeline `tap-to-npu`: a TEG graph lowered to an NPU kernel (with `auto-shard`, search a
+/// sharding over the graph's `teg.mesh`; split the graph by its `teg.shard` plans, if it has any; prune what no
+/// sink observes; lay out every tensor; convert, each device's ops on its chip).
 const TO_NPU: PipelineEntry = PipelineEntry {
     argument: "tap-to-npu",
-    description: "Lower TEG graphs to npu.kernel programs: teg-prune, resolve-layouts, convert-teg-to-npu",
-    options: &[],
-    expand: |_| "teg-prune,resolve-layouts,convert-teg-to-npu".to_string(),
+    description: "Lower TEG graphs to npu.kernel programs: [teg-auto-shard,] teg-shard, teg-prune, resolve-layouts, \
+                  convert-teg-to-npu",
+    options: &[
+        OptionSpec {
+            name: "auto-shard",
+            kind: OptionKind::Bool,
+            default: "false",
+            description: "Search a sharding over the graph's teg.mesh first (teg-auto-shard)",
+        },
+        OptionSpec { name: "seed", kind: OptionKind::UInt, default: "1", description: "Seed of the sharding search" },
+        OptionSpec {
+            name: "max-rounds",
+            kind: OptionKind::UInt,
+            default: "20",
+            description: "Rounds of the sharding search (a fixed number, so the result does not depend on time)",
+        },
+    ],
+    expand: |o| {
+        let search = match o.bool("auto-shard") {
+            true => {
+                format!("teg-auto-shard{{seed={} max-rounds={} budget-ms=600000}},", o.int("seed"), o.int("max-rounds"))
+            }
+            false => String::new(),
+        };
+        format!("{search}teg-shard,teg-prune,resolve-layouts,convert-teg-to-npu")
+    },
 };
 
 /// Registers every built-in pass and named pipeline.

@@ -6,9 +6,12 @@
 
 use super::views::{constant_value, fill_value, held, CONSTANT_ELEMS};
 use crate::array::DType;
+use crate::dialects::npu::dma::Memory;
 use crate::dialects::npu::types::BufType;
+use crate::dialects::teg::ops::Reshard;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::dialects::teg::transfers::devices_of;
 use crate::dialects::teg::LAYOUT_ATTR;
 use crate::interfaces::layout::layout_of;
 use crate::ir::body::ValueDef;
@@ -31,9 +34,16 @@ pub struct Tensor {
     pub elem: ElemType,
     /// Bytes of its buffer.
     pub bytes: u64,
+    /// The chip whose HBM holds it.
+    pub chip: u64,
 }
 
 impl Tensor {
+    /// Its buffer, as a DMA names it.
+    pub fn hbm(&self) -> Memory {
+        Memory::Hbm { chip: self.chip, region: self.region, bytes: self.bytes }
+    }
+
     /// The extents the lowering computes over: the dimensions with the last one padded.
     pub fn space(&self) -> Vec<u64> {
         let mut s: Vec<u64> = self.dims.iter().map(|d| d.1).collect();
@@ -79,8 +89,44 @@ pub struct Buffers {
     pub sinks: HashMap<OpId, Tensor>,
     /// Small buffers of one value (by element type and the value's bits) that fills read.
     pub constants: HashMap<(ElemType, u64), Tensor>,
-    /// Bytes of HBM the buffers take so far.
-    used: u64,
+    /// Copies of values on the chips of ops that read them there (by value and chip): an op brings its operands
+    /// into its chip's data memory, and DMAs between chips go HBM to HBM.
+    pub replicas: HashMap<(ValueId, u64), Tensor>,
+    /// Per reshard combining partial results, per group of partials of one box, the buffer (on the reshard's
+    /// chip) they are combined in.
+    pub accumulators: HashMap<OpId, Vec<Tensor>>,
+    /// Bytes of each chip's HBM the buffers take so far.
+    used: HashMap<u64, u64>,
+}
+
+/// A combining reshard's operands grouped by the box they hold (offset and type), in order: the partial results
+/// each group's cells combine.
+pub fn partial_groups(ctx: &Context, op: OpId, r: &Reshard) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, v) in ctx.body.operands(op).enumerate() {
+        let key = |j: usize| (&r.from[j], ctx.body.value_type(ctx.body.operand(op, j)));
+        match groups.iter_mut().find(|g| key(g[0]) == (&r.from[i], ctx.body.value_type(v))) {
+            Some(g) => g.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}
+
+/// The chip `op` runs on: the first of its `teg.devices` (device `d` of the mesh is chip `d`), chip 0 when it
+/// has none (sources, sinks, what no device was given).
+pub fn chip_of(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<u64, String> {
+    let Some(ranks) = devices_of(ctx, op, usize::MAX) else { return Ok(0) };
+    let device = ranks?[0] as u64;
+    if device >= cfg.chips {
+        return Err(format!(
+            "this op runs on device {device}, but the machine has {} chip(s): give the module \
+             'npu.machine = {{chips = {}}}' (or more)",
+            cfg.chips,
+            device + 1
+        ));
+    }
+    Ok(device)
 }
 
 /// The NPU element type of a TEG one; `None` for types the NPU does not compute on.
@@ -106,27 +152,28 @@ impl Buffers {
                     let v = ctx.body.operand(op, 0);
                     let own = b.values.get(&v).map(|t| &b.args[t.region as usize].role);
                     if own != Some(&Role::Sink(name.clone())) {
-                        let t = b.place(ctx, v, Role::Sink(name), cfg).map_err(err)?;
+                        let t = b.place(ctx, v, Role::Sink(name), 0, cfg).map_err(err)?;
                         b.sinks.insert(op, t);
                     }
                 }
                 OpKind::Io(Io::Source { name }) => {
                     let v = ctx.body.result(op, 0);
-                    let t = b.place(ctx, v, Role::Source(name), cfg).map_err(err)?;
+                    let t =
+                        b.place(ctx, v, Role::Source(name), chip_of(ctx, op, cfg).map_err(err)?, cfg).map_err(err)?;
                     b.values.insert(v, t);
                 }
                 OpKind::Io(_) => {}
                 OpKind::Generate(g) if constant_value(&g).is_some() => {
                     let v = ctx.body.result(op, 0);
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
-                    let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    let t = b.place(ctx, v, role, chip_of(ctx, op, cfg).map_err(err)?, cfg).map_err(err)?;
                     b.constant(t.elem, held(dtype_of(ctx, v), constant_value(&g).expect("a constant")), cfg);
                     b.values.insert(v, t);
                 }
                 OpKind::View(view) => {
                     let v = ctx.body.result(op, 0);
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
-                    let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    let t = b.place(ctx, v, role, chip_of(ctx, op, cfg).map_err(err)?, cfg).map_err(err)?;
                     let pad = fill_value(&view).map(|f| held(dtype_of(ctx, v), f));
                     let fills = [(t.row > t.dims.last().map_or(1, |d| d.1)).then_some(0.0), pad];
                     for value in fills.into_iter().flatten() {
@@ -137,10 +184,29 @@ impl Buffers {
                 kind => {
                     let Some(v) = ctx.body.results(op).next() else { continue };
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
-                    let t = b.place(ctx, v, role, cfg).map_err(err)?;
+                    let t = b.place(ctx, v, role, chip_of(ctx, op, cfg).map_err(err)?, cfg).map_err(err)?;
                     // A padded convolution may zero its input's row padding.
-                    if matches!(kind, OpKind::Conv2d(c) if c.padding[1] > 0) {
+                    if matches!(&kind, OpKind::Conv2d(c) if c.padding[1] > 0) {
                         b.constant(t.elem, 0.0, cfg);
+                    }
+                    // A reshard copies within HBM (over links too) but combines partials on its chip.
+                    if matches!(kind, OpKind::Reshard(_)) && t.row > t.dims.last().map_or(1, |d| d.1) {
+                        b.constant(t.elem, 0.0, cfg);
+                    }
+                    match &kind {
+                        OpKind::Reshard(r) if r.combine.is_none() => {}
+                        OpKind::Reshard(r) => {
+                            let mut accs = Vec::new();
+                            for group in partial_groups(ctx, op, r) {
+                                let leader = ctx.body.operand(op, group[0]);
+                                accs.push(b.place(ctx, leader, Role::Scratch, t.chip, cfg).map_err(err)?);
+                                for &i in &group[1..] {
+                                    b.replicate_value(ctx, ctx.body.operand(op, i), t.chip, cfg).map_err(err)?;
+                                }
+                            }
+                            b.accumulators.insert(op, accs);
+                        }
+                        _ => b.replicate(ctx, op, t.chip, cfg).map_err(err)?,
                     }
                     b.values.insert(v, t);
                 }
@@ -149,8 +215,23 @@ impl Buffers {
         Ok(b)
     }
 
-    /// A new argument holding `v` in the layout of its defining op.
-    fn place(&mut self, ctx: &Context, v: ValueId, role: Role, cfg: &NpuConfig) -> Result<Tensor, String> {
+    /// Replicas on `chip` of `op`'s operands that live on other chips.
+    fn replicate(&mut self, ctx: &Context, op: OpId, chip: u64, cfg: &NpuConfig) -> Result<(), String> {
+        ctx.body.operands(op).try_for_each(|v| self.replicate_value(ctx, v, chip, cfg))
+    }
+
+    /// A replica of `v` on `chip` if it lives on another (one per value and chip).
+    fn replicate_value(&mut self, ctx: &Context, v: ValueId, chip: u64, cfg: &NpuConfig) -> Result<(), String> {
+        let elsewhere = self.values.get(&v).is_some_and(|t| t.chip != chip);
+        if elsewhere && !self.replicas.contains_key(&(v, chip)) {
+            let t = self.place(ctx, v, Role::Scratch, chip, cfg)?;
+            self.replicas.insert((v, chip), t);
+        }
+        Ok(())
+    }
+
+    /// A new argument on `chip` holding `v` in the layout of its defining op.
+    fn place(&mut self, ctx: &Context, v: ValueId, role: Role, chip: u64, cfg: &NpuConfig) -> Result<Tensor, String> {
         let ty = as_tensor(ctx, ctx.body.value_type(v)).ok_or("not a TEG tensor")?;
         let ValueDef::Result { op: def, .. } = ctx.body.value_def(v) else { return Err("not an op's result".into()) };
         let layout = ctx.op_attr(def, LAYOUT_ATTR).ok_or(format!(
@@ -173,18 +254,19 @@ impl Buffers {
             .try_fold(row, |acc, ((_, e), &s)| (e - 1).checked_mul(s as u64).and_then(|x| x.checked_add(acc)))
             .filter(|&len| len.checked_mul(elem.bytes()).is_some())
             .ok_or("the tensor's layout spans more than 2^64 bytes")?;
-        let used = self.used;
+        let used = self.used.entry(chip).or_default();
         if used.saturating_add(len * elem.bytes()) > cfg.hbm_bytes {
             return Err(format!(
-                "this tensor of {} B does not fit the chip's HBM: {} B, {used} B of it taken by the tensors before",
+                "this tensor of {} B does not fit the HBM of chip {chip}: {} B, {used} B of it taken by the tensors \
+                 before",
                 len * elem.bytes(),
                 cfg.hbm_bytes
             ));
         }
-        self.used += len * elem.bytes();
+        *used += len * elem.bytes();
         let region = self.args.len() as u32;
-        self.args.push(Arg { buf: BufType { chip: 0, len, elem }, role, dtype: ty.dtype, shape: ty.shape(), layout });
-        Ok(Tensor { region, dims, row, strides, elem, bytes: len * elem.bytes() })
+        self.args.push(Arg { buf: BufType { chip, len, elem }, role, dtype: ty.dtype, shape: ty.shape(), layout });
+        Ok(Tensor { region, dims, row, strides, elem, bytes: len * elem.bytes(), chip })
     }
 
     /// A constant buffer of `value` in `elem` (one per pair).
@@ -199,7 +281,8 @@ impl Buffers {
         let buf = BufType { chip: 0, len, elem };
         self.args.push(Arg { buf, role: Role::Scratch, dtype: crate::array::DType::F32, shape: vec![len], layout });
         let dims = vec![(String::new(), len)];
-        let t = Tensor { region, dims, row: cfg.padded_row(len), strides: vec![1], elem, bytes: len * elem.bytes() };
+        let row = cfg.padded_row(len);
+        let t = Tensor { region, dims, row, strides: vec![1], elem, bytes: len * elem.bytes(), chip: 0 };
         self.constants.insert(key, t);
     }
 

@@ -18,7 +18,6 @@ use super::transfer::{box_dma, dm_box, round_up, DmBox};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
-use crate::dialects::npu::dma::Memory;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
@@ -202,7 +201,7 @@ fn lower(
                 steps.push(bring_in(l, rw, &xi, &wi, &t, slice as u64, base)?);
             }
             for (first, end) in runs(&steps) {
-                let slices = Slices { chip: 0, cluster: 0, first, end };
+                let slices = l.slices(first, end);
                 let step = &steps[first as usize];
                 l.compute(rw, &load_trf(slices, step, &cfg))?;
                 l.compute(rw, &matmul(slices, step, c > 0))?;
@@ -304,7 +303,7 @@ fn bring_in(
     base: u64,
 ) -> Result<Step, String> {
     let cfg = l.cfg.clone();
-    let memory = Memory::Dm { chip: 0, cluster: 0, slice };
+    let memory = l.dm(slice);
     let (n_dim, k_dim) = (tile.ext.len() - 2, tile.ext.len() - 1);
     let mut at = base;
     let mut boxes = Vec::new();
@@ -387,7 +386,7 @@ fn finish(
     let nd = wave[0].ext.len() - 2;
     let shapes: Vec<(u64, u64)> = wave.iter().map(|t| (t.ext[..nd].iter().product::<u64>(), t.ext[nd])).collect();
     for (first, end) in runs(&shapes) {
-        let slices = Slices { chip: 0, cluster: 0, first, end };
+        let slices = l.slices(first, end);
         let (m, n) = shapes[first as usize];
         let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
         if let Some(b) = bias {
@@ -396,7 +395,7 @@ fn finish(
             for (slice, tile) in wave.iter().enumerate().take(end as usize).skip(first as usize) {
                 let (start, ext, skip) = operand_box(b, tile, cfg.dm_write_align);
                 let dm = dm_box(&b.tensor, &ext, at, cfg);
-                let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+                let memory = l.dm(slice as u64);
                 l.dma(rw, &box_dma(&b.tensor, &start, &ext, &dm, memory, true, cfg), b.tensor.elem)?;
                 reads.push((dm, skip));
             }
@@ -429,7 +428,7 @@ fn finish(
     for (slice, tile) in wave.iter().enumerate() {
         let (start, ext, _) = operand_box(r, tile, 0);
         let dm = dm_box(&r.tensor, &ext, out, cfg);
-        let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+        let memory = l.dm(slice as u64);
         l.dma(rw, &box_dma(&r.tensor, &start, &ext, &dm, memory, false, cfg), r.tensor.elem)?;
     }
     Ok(())

@@ -22,7 +22,6 @@ use super::views::pad_rows;
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
-use crate::dialects::npu::dma::Memory;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::memset::Memset;
@@ -308,7 +307,7 @@ fn lower(
             l.waves += 1;
             let (steps, fills): (Vec<Step>, Vec<_>) = wave.iter().map(|t| step(&g, t, chunk, base)).unzip();
             for (first, end) in runs(&fills) {
-                let slices = Slices { chip: 0, cluster: 0, first, end };
+                let slices = l.slices(first, end);
                 for &(at, bytes) in &fills[first as usize] {
                     let dst = Operand { space: Space::Dm, pattern: AccessPattern::new(at, &[], bytes as u32) };
                     l.prepare(rw, &Instruction::Memset(Memset { slices, dst, dtype: x.elem, value: 0.0 }))?;
@@ -318,7 +317,7 @@ fn lower(
                 bring_in(l, rw, &g, x, k, tile, chunk, s, slice as u64)?;
             }
             for (first, end) in runs(&steps) {
-                let slices = Slices { chip: 0, cluster: 0, first, end };
+                let slices = l.slices(first, end);
                 for tap in 0..taps {
                     let tap = [tap / g.taps[1], tap % g.taps[1]];
                     let s = &steps[first as usize];
@@ -388,7 +387,7 @@ fn bring_in(
     slice: u64,
 ) -> Result<(), String> {
     let cfg = l.cfg.clone();
-    let memory = Memory::Dm { chip: 0, cluster: 0, slice };
+    let memory = l.dm(slice);
     let size = g.size as i64;
     let (base, [o, c, r]) = s.kernels;
     let kernels = DmBox { base, strides: vec![o, c, r, size], bytes: 0 };
@@ -484,7 +483,7 @@ fn finish(
 ) -> Result<(), String> {
     let shapes: Vec<(u64, u64)> = wave.iter().map(|t| (t.rows.1 * t.cols.1, round_up(t.out.1, g.lanes))).collect();
     for (first, end) in runs(&shapes) {
-        let slices = Slices { chip: 0, cluster: 0, first, end };
+        let slices = l.slices(first, end);
         let (p, n) = shapes[first as usize];
         let bytes = p * n * 4;
         let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], bytes as u32) };
@@ -516,7 +515,7 @@ fn finish(
     for (slice, (t, &(p, n))) in wave.iter().zip(&shapes).enumerate() {
         let ext = [1, t.out.1, t.rows.1, t.cols.1];
         let dm = dm_box(y, &ext, out + p * n * 4, cfg);
-        let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+        let memory = l.dm(slice as u64);
         let start = [t.image, t.out.0, t.rows.0, t.cols.0];
         l.dma(rw, &super::transfer::box_dma(y, &start, &ext, &dm, memory, false, cfg), y.elem)?;
     }

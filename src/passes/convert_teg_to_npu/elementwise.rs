@@ -13,7 +13,6 @@ use super::transfer::{box_dma, dm_box, dm_bytes};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
-use crate::dialects::npu::dma::Memory;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::dialects::npu::ops::stream::{Kind, Requant, Stream};
@@ -144,6 +143,20 @@ impl ConversionPattern for Cells<'_> {
     }
 }
 
+/// Writes `acc = f(acc, partial)` for a vector function `f` (`add`, `max`, `min`, `mul`) over tensors of one
+/// shape: how a reshard combines partial results.
+pub fn combine(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    f: &'static str,
+    acc: &Tensor,
+    partial: &Tensor,
+) -> Result<(), String> {
+    let inputs: Vec<Input> =
+        [acc, partial].iter().map(|t| Input { tensor: (*t).clone(), map: map_dims(acc, t) }).collect();
+    lower(l, rw, &[(f, None)], acc, &inputs)
+}
+
 /// Writes the tiles of `result = f(operands)`.
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, inputs: &[Input]) -> Result<(), String> {
     let cfg = l.cfg.clone();
@@ -180,7 +193,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
         for (first, end) in runs(&work) {
             let (reads, ext) = work[first as usize];
             let dst = AccessPattern::new(base, &[], dm_bytes(result, ext, &cfg) as u32);
-            let slices = Slices { chip: 0, cluster: 0, first, end };
+            let slices = l.slices(first, end);
             for (k, &(kind, imm)) in f.iter().enumerate() {
                 let reads = if k == 0 { reads.clone() } else { vec![dst.clone()] };
                 let step = match kind {
@@ -192,7 +205,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
         }
         for (slice, tile) in wave.iter().enumerate() {
             let dm = dm_box(result, &tile.ext, base, &cfg);
-            let at = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+            let at = l.dm(slice as u64);
             l.dma(rw, &box_dma(result, &tile.start, &tile.ext, &dm, at, false, &cfg), result.elem)?;
         }
     }
@@ -214,7 +227,7 @@ fn bring_in(
     for x in inputs {
         let (start, ext, skip) = operand_box(x, tile, cfg.dm_write_align);
         let dm = dm_box(&x.tensor, &ext, at, &cfg);
-        let memory = Memory::Dm { chip: 0, cluster: 0, slice };
+        let memory = l.dm(slice);
         l.dma(rw, &box_dma(&x.tensor, &start, &ext, &dm, memory, true, &cfg), x.tensor.elem)?;
         let order: Vec<usize> = (0..tile.ext.len()).collect();
         reads.push(read_pattern(x, tile, &order, &dm, skip));

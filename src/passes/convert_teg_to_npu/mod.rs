@@ -24,10 +24,11 @@ pub use buffers::{npu_elem, Role, Tensor};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
 use crate::dialects::npu::build::KernelBuilder;
-use crate::dialects::npu::dma::Dma;
+use crate::dialects::npu::dma::{Dma, Memory};
 use crate::dialects::npu::machine_attr::machine_of;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
+use crate::dialects::npu::ops::onchip::Slices;
 use crate::dialects::npu::types::{buf_type, BufType};
 use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::{TensorType, TokenType};
@@ -38,7 +39,7 @@ use crate::ir::conversion::{
 };
 use crate::ir::rewrite::Rewriter;
 use crate::ir::symbols::symbol_name;
-use crate::ir::{Context, Diagnostic, OpId, TypeKind};
+use crate::ir::{Context, Diagnostic, OpId, TypeKind, ValueId};
 use crate::machine::{ElemType, NpuConfig};
 use buffers::Buffers;
 use std::cell::RefCell;
@@ -78,6 +79,8 @@ impl Pass for Convert {
 pub struct Lowering {
     /// The machine.
     pub cfg: NpuConfig,
+    /// The chip of the op being lowered (its result's).
+    pub chip: u64,
     /// Every tensor's buffer.
     pub buffers: Buffers,
     /// The kernel being written.
@@ -88,6 +91,8 @@ pub struct Lowering {
     pub waves: u64,
     /// The constant buffers written so far.
     pub constants_written: HashSet<(ElemType, u64)>,
+    /// The replicas written so far.
+    replicated: HashSet<(ValueId, u64)>,
     /// The first error a pattern met (the conversion then fails with it).
     error: Option<Diagnostic>,
 }
@@ -99,6 +104,29 @@ impl Lowering {
         let (engine, _) = self.engine_cycles.iter().enumerate().min_by_key(|&(i, &c)| (c, i)).expect("an engine");
         self.engine_cycles[engine] = self.engine_cycles[engine].saturating_add(dma.cycles(&self.cfg));
         self.kernel.dma(rw, dma, elem, &format!("dma{engine}")).map(|_| ())
+    }
+
+    /// Value `v` as the op being lowered reads it: its buffer, or its replica on the op's chip (copied there over
+    /// the link the first time).
+    fn operand(&mut self, rw: &mut Rewriter<'_>, v: ValueId) -> Result<Tensor, String> {
+        let Some(replica) = self.buffers.replicas.get(&(v, self.chip)).cloned() else {
+            return Ok(self.buffers.values[&v].clone());
+        };
+        if self.replicated.insert((v, self.chip)) {
+            let dma = transfer::hbm_copy(&self.buffers.values[&v], &replica, &self.cfg);
+            self.dma(rw, &dma, replica.elem)?;
+        }
+        Ok(replica)
+    }
+
+    /// Slices `first..end` of cluster 0 of the chip of the op being lowered.
+    pub fn slices(&self, first: u64, end: u64) -> Slices {
+        Slices { chip: self.chip, cluster: 0, first, end }
+    }
+
+    /// The data memory of slice `slice` of cluster 0 of the chip of the op being lowered.
+    pub fn dm(&self, slice: u64) -> Memory {
+        Memory::Dm { chip: self.chip, cluster: 0, slice }
     }
 
     /// Writes a compute instruction on the main queue.
@@ -135,11 +163,13 @@ fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
     let root = kernel.kernel;
     let state = RefCell::new(Lowering {
         engine_cycles: vec![0; cfg.dma_engines.max(1) as usize],
+        chip: 0,
         cfg,
         buffers,
         kernel,
         waves: 0,
         constants_written: HashSet::new(),
+        replicated: HashSet::new(),
         error: None,
     });
     let patterns: [&dyn ConversionPattern; 8] = [
@@ -203,9 +233,10 @@ fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         OpKind::Conv2d(_) => conv::check(ctx, op).map_err(err),
         OpKind::Reduce(r) => reduction::check(ctx, op, r).map_err(err),
         OpKind::View(v) => views::check(ctx, op, v).map_err(err),
+        OpKind::Reshard(r) => views::check_reshard(r).map_err(err),
         OpKind::Generate(g) if views::constant_value(g).is_some() => Ok(()),
         _ => Err(err(format!(
-            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, convolutions, reductions, views and constants)",
+            "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, convolutions, reductions, views, reshards and constants)",
             ctx.op_name(op)
         ))),
     }
@@ -222,8 +253,10 @@ pub fn lower_op(
     let mut s = state.borrow_mut();
     let ctx = rw.ir();
     let r = s.buffers.values[&ctx.body.result(op, 0)].clone();
-    let operands: Vec<Tensor> = ctx.body.operands(op).map(|v| s.buffers.values[&v].clone()).collect();
-    if let Err(m) = write(&mut s, rw, &operands, &r) {
+    s.chip = r.chip;
+    let values: Vec<ValueId> = ctx.body.operands(op).collect();
+    let operands = values.iter().map(|&v| s.operand(rw, v)).collect::<Result<Vec<Tensor>, String>>();
+    if let Err(m) = operands.and_then(|operands| write(&mut s, rw, &operands, &r)) {
         drop(s);
         return failed(state, rw.ir(), op, m);
     }

@@ -13,7 +13,6 @@ use super::transfer::{box_dma, dm_box, dm_bytes};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
-use crate::dialects::npu::dma::Memory;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
@@ -137,13 +136,13 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
                 };
                 let (start, ext, skip) = operand_box(&xi, &t, cfg.dm_write_align);
                 let dm = dm_box(x, &ext, base, &cfg);
-                let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+                let memory = l.dm(slice as u64);
                 l.dma(rw, &box_dma(x, &start, &ext, &dm, memory, true, &cfg), x.elem)?;
                 let order: Vec<usize> = (0..space.len()).collect();
                 reads.push((read_pattern(&xi, &t, &order, &dm, skip), t.ext[..nk].to_vec()));
             }
             for (first, end) in runs(&reads) {
-                let slices = Slices { chip: 0, cluster: 0, first, end };
+                let slices = l.slices(first, end);
                 let (src, ext) = &reads[first as usize];
                 let tile = Tile { start: vec![0; nk], ext: ext.clone() };
                 let out = dm_box(r, ext, 0, &cfg);
@@ -153,7 +152,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
             }
         }
         for (first, end) in runs(&wave.iter().map(|t| &t.ext).collect::<Vec<_>>()) {
-            let slices = Slices { chip: 0, cluster: 0, first, end };
+            let slices = l.slices(first, end);
             let tile = Tile { start: vec![0; nk], ext: wave[first as usize].ext.clone() };
             let out = dm_box(r, &tile.ext, 0, &cfg);
             let rows = read_pattern(&rk, &tile, &(0..nk).collect::<Vec<_>>(), &out, 0);
@@ -162,7 +161,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
         for (slice, tile) in wave.iter().enumerate() {
             let (start, ext, _) = operand_box(&rk, tile, 0);
             let dm = dm_box(r, &ext, 2 * budget, &cfg);
-            let memory = Memory::Dm { chip: 0, cluster: 0, slice: slice as u64 };
+            let memory = l.dm(slice as u64);
             l.dma(rw, &box_dma(r, &start, &ext, &dm, memory, false, &cfg), r.elem)?;
         }
     }

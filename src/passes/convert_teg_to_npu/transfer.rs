@@ -86,7 +86,7 @@ pub fn rows_dma(
         loops.push((count as u32, packet as i64, packet as i64));
     }
     let hbm = Side {
-        memory: Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes },
+        memory: t.hbm(),
         pattern: AccessPattern::new(offset, &loops.iter().map(|l| (l.0, l.1)).collect::<Vec<_>>(), packet as u32),
     };
     let dm = Side {
@@ -104,7 +104,7 @@ pub fn rows_dma(
 pub fn hbm_copy(from: &Tensor, to: &Tensor, cfg: &NpuConfig) -> Dma {
     let (count, packet) = split_run(from.bytes, cfg.max_packet_bytes, 1);
     let side = |t: &Tensor| Side {
-        memory: Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes },
+        memory: t.hbm(),
         pattern: AccessPattern::new(0, &[(count as u32, packet as i64)], packet as u32),
     };
     Dma { src: side(from), dst: side(to) }

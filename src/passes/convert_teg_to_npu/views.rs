@@ -6,7 +6,9 @@
 //! from a small constant buffer read with stride 0. The copies cost HBM traffic that views as layouts (no copy)
 //! will save.
 
+use super::buffers::partial_groups;
 use super::buffers::Tensor;
+use super::elementwise::combine;
 use super::transfer::split_run;
 use super::{lower_op, Lowering};
 use crate::array::{DType, Data};
@@ -15,8 +17,9 @@ use crate::dialects::npu::dma::{Dma, Memory, Side};
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
-use crate::dialects::teg::ops::{decode, Generator, OpKind, PadMode, View};
+use crate::dialects::teg::ops::{decode, Generator, OpKind, PadMode, Reshard, View};
 use crate::dialects::teg::tensor_type::as_tensor;
+use crate::interfaces::sharding::Monoid;
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
@@ -90,17 +93,27 @@ impl ConversionPattern for Views<'_> {
         if let Some(value) = value {
             return lower_op(self.0, op, rw, |l, rw, _, r| fill(l, rw, r, value));
         }
-        let Ok(OpKind::View(view)) = decode(rw.ir(), op) else { return false };
+        let (fill, combined) = match decode(rw.ir(), op) {
+            Ok(OpKind::View(view)) => (fill_value(&view), None),
+            Ok(OpKind::Reshard(r)) => (None, r.combine.map(|m| combining(m).expect("checked"))),
+            _ => return false,
+        };
         let Some(maps) = index_maps_of(rw.ir(), op) else { return false };
-        lower_op(self.0, op, rw, |l, rw, operands, r| lower(l, rw, &view, dtype, &maps, operands, r))
+        let groups = match decode(rw.ir(), op) {
+            Ok(OpKind::Reshard(r)) => partial_groups(rw.ir(), op, &r),
+            _ => Vec::new(),
+        };
+        lower_op(self.0, op, rw, |l, rw, operands, r| match combined {
+            Some(f) => combine_partials(l, rw, op, f, &groups, &maps, operands, r),
+            None => lower(l, rw, fill.map(|f| held(dtype, f)), &maps, operands, r),
+        })
     }
 }
 
 fn lower(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
-    view: &View,
-    dtype: DType,
+    fill: Option<f64>,
     maps: &IndexMaps,
     operands: &[Tensor],
     r: &Tensor,
@@ -110,7 +123,7 @@ fn lower(
     let pieces: u64 = maps.inputs.iter().map(|i| i.1.len() as u64).sum();
     l.kernel.reserve(pieces + 2 * index.rank() as u64 + 4)?;
     pad_rows(l, rw, r)?;
-    if let Some(value) = fill_value(view).map(|v| held(dtype, v)) {
+    if let Some(value) = fill {
         let covered: Vec<ZRange> = maps.inputs.iter().flat_map(|i| &i.1).map(|p| p.domain.clone()).collect();
         for border in difference(&index, &covered) {
             let src = constant(l, rw, r, value)?;
@@ -123,6 +136,53 @@ fn lower(
         }
     }
     Ok(())
+}
+
+/// The vector function combining partial results by `monoid`, if the lowering has one.
+fn combining(monoid: Monoid) -> Option<&'static str> {
+    match monoid {
+        Monoid::Sum => Some("add"),
+        Monoid::Max => Some("max"),
+        Monoid::Min => Some("min"),
+        _ => None,
+    }
+}
+
+/// Why the reshard `op` cannot be lowered, if it cannot.
+pub fn check_reshard(reshard: &Reshard) -> Result<(), String> {
+    match reshard.combine {
+        Some(monoid) if combining(monoid).is_none() => {
+            Err(format!("partial results combined by '{}' are not lowered yet", monoid.name()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A reshard of partial results: per group of partials of one box, the first copied into the group's
+/// accumulator on the reshard's chip and the others (replicated there) combined into it by `f`; then each
+/// accumulator's cells copied into the result as the group's first operand's would be.
+#[allow(clippy::too_many_arguments)]
+fn combine_partials(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    op: OpId,
+    f: &'static str,
+    groups: &[Vec<usize>],
+    maps: &IndexMaps,
+    operands: &[Tensor],
+    r: &Tensor,
+) -> Result<(), String> {
+    let accs = l.buffers.accumulators.get(&op).cloned().ok_or("no accumulators were planned for this reshard")?;
+    let leaders = IndexMaps { inputs: groups.iter().map(|g| maps.inputs[g[0]].clone()).collect(), ..maps.clone() };
+    for (group, acc) in groups.iter().zip(&accs) {
+        l.kernel.reserve(1)?;
+        let dma = super::transfer::hbm_copy(&operands[group[0]], acc, &l.cfg);
+        l.dma(rw, &dma, acc.elem)?;
+        for &i in &group[1..] {
+            combine(l, rw, f, acc, &operands[i])?;
+        }
+    }
+    lower(l, rw, None, &leaders, &accs, r)
 }
 
 /// Fills all of `r`, its rows' padding too, with `value`.
@@ -174,7 +234,7 @@ fn constant(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor, value: f64) -> 
 }
 
 fn hbm(t: &Tensor) -> Memory {
-    Memory::Hbm { chip: 0, region: t.region, bytes: t.bytes }
+    t.hbm()
 }
 
 /// The DMA copying the cells of index box `domain`: from `x` through `read` (or the constant `x` with stride 0

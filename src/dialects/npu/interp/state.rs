@@ -190,17 +190,12 @@ pub fn gather(bytes: &Bytes, pattern: &AccessPattern) -> Result<Vec<u8>, usize> 
     let range = pattern.range().filter(|&(low, high)| bytes.written_between(low as usize, high as usize));
     if let Some((_, high)) = range {
         let data = &bytes.unchecked_from(0)[..high as usize];
-        let base = pattern.base as i128;
         match packet {
             // One element: a fixed-size copy the compiler inlines, not a call per element.
-            4 => pattern.offsets().for_each(|o| {
-                let at = (base + o) as usize;
-                out.extend_from_slice(&<[u8; 4]>::try_from(&data[at..at + 4]).expect("4 bytes"));
+            4 => for_each_packet(pattern, |at| {
+                out.extend_from_slice(&<[u8; 4]>::try_from(&data[at..at + 4]).expect("4 bytes"))
             }),
-            _ => pattern.offsets().for_each(|o| {
-                let at = (base + o) as usize;
-                out.extend_from_slice(&data[at..at + packet]);
-            }),
+            _ => for_each_packet(pattern, |at| out.extend_from_slice(&data[at..at + packet])),
         }
         return Ok(out);
     }
@@ -208,6 +203,22 @@ pub fn gather(bytes: &Bytes, pattern: &AccessPattern) -> Result<Vec<u8>, usize> 
         out.extend_from_slice(bytes.read((pattern.base as i128 + offset) as usize, packet)?);
     }
     Ok(out)
+}
+
+/// Calls `f` with the address of each of `pattern`'s packets, in order (inside its bounds, which the caller
+/// checked): the innermost loop as a plain counted loop, the odometer only for the loops around it.
+fn for_each_packet(pattern: &AccessPattern, mut f: impl FnMut(usize)) {
+    let Some((inner, outer)) = pattern.loops.split_last() else {
+        return f(pattern.base as usize);
+    };
+    let around = AccessPattern { base: pattern.base, loops: outer.to_vec(), packet: pattern.packet };
+    for o in around.offsets() {
+        let mut at = pattern.base as i128 + o;
+        for _ in 0..inner.count {
+            f(at as usize);
+            at += inner.stride as i128;
+        }
+    }
 }
 
 /// Writes `data` into `bytes` at `pattern`'s packets, in order (the caller checked bounds and length).
