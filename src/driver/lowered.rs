@@ -7,12 +7,13 @@ use crate::array::{Array, DType, Data};
 use crate::dialects::npu::interp::{run_kernel, Run};
 use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
 use crate::dialects::npu::types::{as_buf, elem_name};
-use crate::dialects::teg::eval::Values;
+use crate::dialects::teg::eval::{evaluate, Values};
 use crate::interfaces::layout::layout_of;
+use crate::ir::symbols::symbol_name;
 use crate::ir::{Attr, AttrId, Context, OpId};
 use crate::layout::table::Order;
 use crate::map_data;
-use crate::passes::convert_teg_to_npu::npu_elem;
+use crate::passes::convert_teg_to_npu::{npu_elem, FEED_PREFIX, HOST_SUFFIX};
 use indexmap::IndexMap;
 
 /// Relative and absolute tolerance of `--check` for `f32` sinks, normwise: every cell within
@@ -122,14 +123,32 @@ pub fn run_lowered(
     bindings: &[Binding],
     inputs: &Values,
 ) -> Result<(Values, Run), String> {
-    let args = kernel_inputs(ctx, kernel, bindings, inputs)?;
+    let (fed, host_sinks) = run_host(ctx, kernel, inputs)?;
+    let mut all = inputs.clone();
+    all.extend(fed);
+    let args = kernel_inputs(ctx, kernel, bindings, &all)?;
     let run = run_kernel(ctx, kernel, &args).map_err(|e| e.message)?;
-    let mut sinks = IndexMap::new();
+    let mut sinks = host_sinks;
     for (i, b) in bindings.iter().enumerate().filter(|(_, b)| b.role == "sink") {
         let flat = run.buffers.get(&format!("arg{i}")).ok_or(format!("the kernel did not write sink '{}'", b.name))?;
         sinks.insert(b.name.clone(), unpack(b, flat));
     }
     Ok((sinks, run))
+}
+
+/// Runs the kernel's host segment, the graph `@NAME.host` next to it (if it has one), on `inputs` with the
+/// reference evaluator: the values it feeds the kernel (sinks `host.N`) and the graph's sinks it computes itself.
+fn run_host(ctx: &Context, kernel: OpId, inputs: &Values) -> Result<(Values, Values), String> {
+    let name = format!("{}{HOST_SUFFIX}", symbol_name(ctx, kernel).unwrap_or_default());
+    let parent = ctx.body.op_parent(kernel).expect("a kernel inside a module");
+    let host =
+        ctx.body.block_ops(parent).find(|&o| ctx.op_name(o) == "teg.graph" && symbol_name(ctx, o) == Some(&name));
+    let Some(host) = host else { return Ok((Values::new(), Values::new())) };
+    let wanted: Vec<String> = crate::dialects::teg::eval::sources(ctx, host).into_iter().map(|s| s.0).collect();
+    let bound: Values =
+        inputs.iter().filter(|(n, _)| wanted.contains(n)).map(|(n, a)| (n.clone(), a.clone())).collect();
+    let out = evaluate(ctx, host, &bound).map_err(|e| format!("the host segment @{name}: {}", e.message))?;
+    Ok(out.into_iter().partition(|(n, _)| n.starts_with(FEED_PREFIX)))
 }
 
 /// The kernel's inputs (`arg0`, ...) from the graph's (by source name): each written into its buffer's layout.

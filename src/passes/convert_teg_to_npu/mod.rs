@@ -13,6 +13,7 @@ mod buffers;
 mod contraction;
 mod conv;
 mod elementwise;
+mod host;
 mod operand;
 mod reduction;
 mod tiles;
@@ -20,6 +21,7 @@ mod transfer;
 mod views;
 
 pub use buffers::{npu_elem, Role, Tensor};
+pub use host::{FEED_PREFIX, HOST_SUFFIX};
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
@@ -67,7 +69,7 @@ impl Pass for Convert {
     fn run(&mut self, ctx: &mut Context, root: OpId, env: &mut PassEnv<'_>) -> Result<Changed, Vec<Diagnostic>> {
         let graphs = graphs_under(ctx, root);
         for &graph in &graphs {
-            let written = lower_graph(ctx, graph).map_err(|d| vec![d])?;
+            let written = lower_graph(ctx, graph, env.remarks).map_err(|d| vec![d])?;
             env.stats.add("num-kernels", 1);
             env.stats.add("num-instructions", written);
         }
@@ -141,10 +143,13 @@ impl Lowering {
     }
 }
 
-/// Lowers `graph` into a kernel in its place; the number of instructions written.
-fn lower_graph(ctx: &mut Context, graph: OpId) -> Result<u64, Diagnostic> {
+/// Lowers `graph` into a kernel in its place (its host segment into a graph before it, each op of it a remark);
+/// the number of instructions written.
+fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) -> Result<u64, Diagnostic> {
     let loc = ctx.body.op(graph).loc;
     let cfg = machine_of(ctx, graph).and_then(|c| supported(&c).map(|()| c)).map_err(|m| Diagnostic::error(loc, m))?;
+    let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+    host::split_host(ctx, graph, &ops, remarks)?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     for &op in &ops {
         check_supported(ctx, op)?;
