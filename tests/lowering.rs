@@ -580,3 +580,36 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 30, ..ProptestConfig::default() })]
+
+    /// Host segments: a generator the NPU has no instruction for (iota along either dimension, random) and f64
+    /// arithmetic on a source run on the host; the device adds their results to a source.
+    #[test]
+    fn graphs_with_host_segments_compute_what_the_reference_does(
+        a in 1u64..40, b in 1u64..40, generator in 0u8..3, seed in 0i64..100, keep_f64 in any::<bool>()
+    ) {
+        let ty = |t: &str| format!("!teg.tensor<[a={a}, b={b}] x {t}>");
+        let made = match generator {
+            0 => format!("teg.iota along \"a\" : {}", ty("f32")),
+            1 => format!("teg.iota along \"b\" : {}", ty("f32")),
+            _ => format!("teg.random seed {seed} : {}", ty("f32")),
+        };
+        let f64_sink = if keep_f64 { format!("    %k2 = teg.sink @e %e : {} -> !teg.token\n", ty("f64")) } else { String::new() };
+        let tokens = if keep_f64 { "%k1, %k2 : !teg.token, !teg.token" } else { "%k1 : !teg.token" };
+        let text = format!(
+            "teg.graph @g {{\n    %x = teg.source @x : {}\n    %d = teg.source @d : {}\n    %i = {made}\n    \
+             %e = teg.neg %d\n    %c = teg.cast %e : {} -> {}\n    %y = teg.add %x, %i\n    %z = teg.mul %y, %c\n    \
+             %k1 = teg.sink @z %z : {} -> !teg.token\n{f64_sink}    teg.sequence_point {tokens}\n}}\n",
+            ty("f32"), ty("f64"), ty("f64"), ty("f32"), ty("f32")
+        );
+        let n = (a * b) as usize;
+        let mut inputs = Values::new();
+        inputs.insert("x".into(), Array::new(vec![a, b], Data::F32((0..n).map(|j| (j % 7) as f32 - 3.0).collect())).unwrap());
+        inputs.insert("d".into(), Array::new(vec![a, b], Data::F64((0..n).map(|j| (j % 5) as f64 - 2.0).collect())).unwrap());
+        if let Err(e) = check(&text, &inputs) {
+            panic!("{e}\n{text}");
+        }
+    }
+}
