@@ -154,7 +154,8 @@ fn npu_device_numbers() {
     assert_eq!(d.throughput(OpClass::Matrix, ElemType::I8), Some(524288.0));
     assert_eq!(d.throughput(OpClass::Vector, ElemType::F32), Some(4096.0));
     assert_eq!(d.throughput(OpClass::Transcendental, ElemType::F32), Some(2048.0));
-    assert_eq!(d.throughput(OpClass::Matrix, ElemType::F32), None);
+    // f32 products: 16 k per cycle.
+    assert_eq!(d.throughput(OpClass::Matrix, ElemType::F32), Some(131072.0));
     assert_eq!(d.compute_time(OpClass::Vector, ElemType::F32, 8192.0), Some(2.0));
     // HBM is the main memory; DM totals 256 MiB (2 clusters × 256 slices × 512 KiB, as published).
     assert_eq!(d.main_memory().unwrap().name, "hbm");

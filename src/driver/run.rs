@@ -299,6 +299,16 @@ fn run_lowering(
         .ok_or(format!("npu.kernel @{name} has no '{}'", crate::dialects::npu::ops::kernel::TENSORS_ATTR))?;
     let (sinks, run) = lowered::run_lowered(ctx, kernel, &bindings, &inputs).map_err(|m| format!("@{name}: {m}"))?;
     report_run(&run, args, stdout)?;
+    let estimate = ctx.op_attr(kernel, crate::passes::convert_teg_to_npu::ESTIMATE_ATTR);
+    if let Some(cycles) = estimate.and_then(|a| ctx.attr_data(a).as_int()).filter(|_| args.cost) {
+        let makespan = run.schedule.makespan;
+        writeln!(
+            stdout,
+            "estimate: {cycles} cycles by the sharding cost model (makespan / estimate: {:.2})",
+            makespan as f64 / cycles.max(1) as f64
+        )
+        .map_err(|e| e.to_string())?;
+    }
     if let Some(reference) = reference {
         lowered::compare(&sinks, &reference)?;
         writeln!(stdout, "check: {} sinks match the reference evaluator", reference.len())

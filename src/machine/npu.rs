@@ -269,7 +269,7 @@ impl NpuConfig {
         self.validate()?;
         let slices = self.slices() as f64;
         let mut device = Device::new(&self.profile);
-        for elem in [ElemType::Bf16, ElemType::F8, ElemType::I8] {
+        for elem in [ElemType::F32, ElemType::Bf16, ElemType::F8, ElemType::I8] {
             let macs = self.trf_lanes * self.matmul_k_per_cycle(elem);
             device = device.with_throughput(OpClass::Matrix, elem, 2.0 * slices * macs as f64)?;
         }

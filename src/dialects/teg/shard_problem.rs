@@ -166,13 +166,16 @@ fn read_mesh(ctx: &Context, attr: AttrId) -> Result<Machine, String> {
 }
 
 /// The time one index point of `op` (of kind `kind`) takes on one device of `machine`: its operations per point
-/// (`teg.cost`, or by default 2 for a contraction or convolution, a multiply-add, 1 for an elementwise op or a
+/// (`teg.cost`, or by default 2 for a contraction, a multiply-add, and 2 per kernel tap for a convolution, 1 for an elementwise op or a
 /// reduction, 0 for views, generators, inputs and outputs) over the mesh's rate for its class (`matrix` for
 /// contractions and convolutions, `vector` for the rest); 0 when the mesh gives no rate (compute is free, as in
 /// Alpa's model). An error names a bad `teg.cost`.
 pub fn time_per_point(ctx: &Context, op: OpId, kind: &OpKind, machine: &Machine) -> Result<f64, String> {
+    // A convolution's point sums over one input channel: a multiply-add per tap of its kernel window.
+    let taps = |v| as_tensor(ctx, ctx.body.value_type(v)).map_or(1, |t| t.shape().iter().skip(2).product::<u64>());
     let (class, default) = match kind {
-        OpKind::Contraction(_) | OpKind::Conv2d(_) => (OpClass::Matrix, 2.0),
+        OpKind::Contraction(_) => (OpClass::Matrix, 2.0),
+        OpKind::Conv2d(_) => (OpClass::Matrix, 2.0 * taps(ctx.body.operand(op, 1)) as f64),
         OpKind::Cell(_) | OpKind::Reduce(_) | OpKind::Block(_) => (OpClass::Vector, 1.0),
         _ => (OpClass::Vector, 0.0),
     };

@@ -32,7 +32,9 @@ use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
 use crate::dialects::npu::ops::onchip::Slices;
 use crate::dialects::npu::types::{buf_type, BufType};
+use crate::dialects::teg::device_costs::device_costs;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
+use crate::dialects::teg::shard_problem::mesh_of;
 use crate::dialects::teg::tensor_type::{TensorType, TokenType};
 use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::ir::conversion::{
@@ -151,6 +153,7 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     host::split_host(ctx, graph, &ops, remarks)?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+    let estimate = estimate(ctx, graph, &cfg);
     for &op in &ops {
         check_supported(ctx, op)?;
     }
@@ -161,6 +164,11 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let kernel = KernelBuilder::new(&mut rw, &name, &bufs, cfg.clone(), loc);
     let tensors = buffers.attr(rw.interners());
     rw.set_attr(kernel.kernel, TENSORS_ATTR, tensors);
+    if let Some(cycles) = estimate {
+        let i64_type = rw.interners().int_type(64);
+        let cycles = rw.interners().attr(crate::ir::Attr::Int { value: cycles as i128, ty: i64_type });
+        rw.set_attr(kernel.kernel, ESTIMATE_ATTR, cycles);
+    }
     for &op in &ops {
         rw.move_op_to_end(op, kernel.block());
     }
@@ -194,6 +202,22 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
         (_, Some(d)) | (Err(d), None) => Err(d),
         (Ok(_), None) => Ok(state.kernel.written),
     }
+}
+
+/// The kernel attribute holding the sharding cost model's estimate of the graph's time, in cycles.
+pub const ESTIMATE_ATTR: &str = "npu.estimate";
+
+/// The sharding cost model's estimate of `graph`'s time in cycles (`dialects::teg::device_costs`, what `teg-cost`
+/// prints) on chips of machine `cfg` on its mesh (one chip without one), before it is lowered; `None` when the
+/// model cannot price it.
+fn estimate(ctx: &Context, graph: OpId, cfg: &NpuConfig) -> Option<u64> {
+    let axes: Vec<(String, usize)> = match mesh_of(ctx, graph) {
+        Some(machine) => machine.ok()?.mesh().axes().iter().map(|a| (a.name.clone(), a.size)).collect(),
+        None => vec![("chip".into(), 1)],
+    };
+    let machine = crate::machine::presets::npu(cfg.clone(), &axes).ok()?;
+    let costs = device_costs(ctx, graph, &machine).ok()?;
+    Some(costs.devices.iter().map(|c| c.finish).fold(0.0, f64::max).ceil() as u64)
 }
 
 /// Whether the lowering handles machine `cfg`: its tiles align rows and chunks on 8 elements and fill the TRF in
