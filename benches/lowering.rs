@@ -70,7 +70,9 @@ fn chain(n: usize) -> String {
 }
 
 fn compile_time() {
-    println!("compile time of tap-to-npu (teg-shard, teg-prune, resolve-layouts, convert-teg-to-npu), 64 x 64 f32 chains:");
+    println!(
+        "compile time of tap-to-npu (teg-shard, teg-prune, resolve-layouts, convert-teg-to-npu), 64 x 64 f32 chains:"
+    );
     println!("{:>8} {:>14} {:>14} {:>12}", "ops", "instructions", "time (ms)", "us per op");
     for n in [1_000usize, 10_000, 100_000] {
         let text = chain(n);

@@ -13,15 +13,13 @@ mod buffers;
 mod contraction;
 mod conv;
 mod elementwise;
+mod estimate;
 mod host;
 mod operand;
 mod reduction;
 mod tiles;
 mod transfer;
 mod views;
-
-pub use buffers::{npu_elem, Role, Tensor};
-pub use host::{FEED_PREFIX, HOST_SUFFIX};
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
@@ -32,9 +30,7 @@ use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
 use crate::dialects::npu::ops::onchip::Slices;
 use crate::dialects::npu::types::{buf_type, BufType};
-use crate::dialects::teg::device_costs::device_costs;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
-use crate::dialects::teg::shard_problem::mesh_of;
 use crate::dialects::teg::tensor_type::{TensorType, TokenType};
 use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::ir::conversion::{
@@ -46,6 +42,9 @@ use crate::ir::symbols::symbol_name;
 use crate::ir::{Context, Diagnostic, OpId, TypeKind, ValueId};
 use crate::machine::{ElemType, NpuConfig};
 use buffers::Buffers;
+pub use buffers::{npu_elem, Role, Tensor};
+pub use estimate::ESTIMATE_ATTR;
+pub use host::{FEED_PREFIX, HOST_SUFFIX};
 use std::cell::RefCell;
 use std::collections::HashSet;
 
@@ -153,7 +152,7 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     host::split_host(ctx, graph, &ops, remarks)?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
-    let estimate = estimate(ctx, graph, &cfg);
+    let estimate = estimate::estimate(ctx, graph, &cfg);
     for &op in &ops {
         check_supported(ctx, op)?;
     }
@@ -202,22 +201,6 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
         (_, Some(d)) | (Err(d), None) => Err(d),
         (Ok(_), None) => Ok(state.kernel.written),
     }
-}
-
-/// The kernel attribute holding the sharding cost model's estimate of the graph's time, in cycles.
-pub const ESTIMATE_ATTR: &str = "npu.estimate";
-
-/// The sharding cost model's estimate of `graph`'s time in cycles (`dialects::teg::device_costs`, what `teg-cost`
-/// prints) on chips of machine `cfg` on its mesh (one chip without one), before it is lowered; `None` when the
-/// model cannot price it.
-fn estimate(ctx: &Context, graph: OpId, cfg: &NpuConfig) -> Option<u64> {
-    let axes: Vec<(String, usize)> = match mesh_of(ctx, graph) {
-        Some(machine) => machine.ok()?.mesh().axes().iter().map(|a| (a.name.clone(), a.size)).collect(),
-        None => vec![("chip".into(), 1)],
-    };
-    let machine = crate::machine::presets::npu(cfg.clone(), &axes).ok()?;
-    let costs = device_costs(ctx, graph, &machine).ok()?;
-    Some(costs.devices.iter().map(|c| c.finish).fold(0.0, f64::max).ceil() as u64)
 }
 
 /// Whether the lowering handles machine `cfg`: its tiles align rows and chunks on 8 elements and fill the TRF in
