@@ -613,3 +613,26 @@ proptest! {
         }
     }
 }
+
+/// Host segments take the views of sources their ops read (as `teg-shard` writes them), and pick names no source,
+/// sink or symbol of the module has.
+#[test]
+fn host_segments_take_views_of_sources_and_fresh_names() {
+    let x = |a: u64, b: u64| Array::new(vec![a, b], Data::F32((0..a * b).map(|j| j as f32 / 8.0).collect())).unwrap();
+    let sharded = "builtin.module attributes {npu.machine = {chips = 2}} {\n  teg.graph @g attributes {teg.mesh = \
+                   {axes = [\"x\"], shape = [2]}} {\n    %x = teg.source @x : !teg.tensor<[a=4, b=6] x f32>\n    \
+                   %g = teg.gelu %x attributes {teg.shard = {a = \"x\"}} : !teg.tensor<[a=4, b=6] x f32>\n    \
+                   %e = teg.exp %g attributes {teg.shard = {b = \"x\"}}\n    \
+                   %s = teg.sink @y %e : !teg.tensor<[a=4, b=6] x f32> -> !teg.token\n    teg.sequence_point %s : !teg.token\n  }\n}\n";
+    let mut inputs = Values::new();
+    inputs.insert("x".into(), x(4, 6));
+    check_with(sharded, &inputs, "builtin.module(tap-to-npu)").unwrap();
+    let clashing = "builtin.module {\n  teg.graph @g {\n    %x = teg.source @host.0 : !teg.tensor<[a=3, b=5] x f32>\n    \
+                    %i = teg.iota along \"b\" : !teg.tensor<[a=3, b=5] x f32>\n    %y = teg.add %x, %i\n    \
+                    %s = teg.sink @y %y : !teg.tensor<[a=3, b=5] x f32> -> !teg.token\n    teg.sequence_point %s : !teg.token\n  }\n  \
+                    teg.graph @g.host {\n    %x = teg.source @x : !teg.tensor<[a=3, b=5] x f32>\n    \
+                    %s = teg.sink @z %x : !teg.tensor<[a=3, b=5] x f32> -> !teg.token\n    teg.sequence_point %s : !teg.token\n  }\n}\n";
+    let mut inputs = Values::new();
+    inputs.insert("host.0".into(), x(3, 5));
+    check(clashing, &inputs).unwrap();
+}

@@ -13,7 +13,7 @@ use crate::ir::symbols::symbol_name;
 use crate::ir::{Attr, AttrId, Context, OpId};
 use crate::layout::table::Order;
 use crate::map_data;
-use crate::passes::convert_teg_to_npu::{npu_elem, FEED_PREFIX, HOST_SUFFIX};
+use crate::passes::convert_teg_to_npu::{npu_elem, HOST_ATTR};
 use indexmap::IndexMap;
 
 /// Relative and absolute tolerance of `--check` for `f32` sinks, normwise: every cell within
@@ -123,7 +123,7 @@ pub fn run_lowered(
     bindings: &[Binding],
     inputs: &Values,
 ) -> Result<(Values, Run), String> {
-    let (fed, host_sinks) = run_host(ctx, kernel, inputs)?;
+    let (fed, host_sinks) = run_host(ctx, kernel, bindings, inputs)?;
     let mut all = inputs.clone();
     all.extend(fed);
     let args = kernel_inputs(ctx, kernel, bindings, &all)?;
@@ -136,19 +136,22 @@ pub fn run_lowered(
     Ok((sinks, run))
 }
 
-/// Runs the kernel's host segment, the graph `@NAME.host` next to it (if it has one), on `inputs` with the
-/// reference evaluator: the values it feeds the kernel (sinks `host.N`) and the graph's sinks it computes itself.
-fn run_host(ctx: &Context, kernel: OpId, inputs: &Values) -> Result<(Values, Values), String> {
-    let name = format!("{}{HOST_SUFFIX}", symbol_name(ctx, kernel).unwrap_or_default());
+/// Runs the kernel's host segment, the graph its `npu.host` names (if it has one), on `inputs` with the reference
+/// evaluator: the values it feeds the kernel (its sinks the kernel binds as sources) and the graph's sinks it
+/// computes itself.
+fn run_host(ctx: &Context, kernel: OpId, bindings: &[Binding], inputs: &Values) -> Result<(Values, Values), String> {
+    let Some(name) = ctx.op_attr(kernel, HOST_ATTR).and_then(|a| ctx.attr_data(a).as_str()) else {
+        return Ok((Values::new(), Values::new()));
+    };
     let parent = ctx.body.op_parent(kernel).expect("a kernel inside a module");
-    let host =
-        ctx.body.block_ops(parent).find(|&o| ctx.op_name(o) == "teg.graph" && symbol_name(ctx, o) == Some(&name));
-    let Some(host) = host else { return Ok((Values::new(), Values::new())) };
+    let host = ctx.body.block_ops(parent).find(|&o| ctx.op_name(o) == "teg.graph" && symbol_name(ctx, o) == Some(name));
+    let host = host.ok_or(format!("'{HOST_ATTR}' names @{name}, which is not a teg.graph next to the kernel"))?;
     let wanted: Vec<String> = crate::dialects::teg::eval::sources(ctx, host).into_iter().map(|s| s.0).collect();
     let bound: Values =
         inputs.iter().filter(|(n, _)| wanted.contains(n)).map(|(n, a)| (n.clone(), a.clone())).collect();
     let out = evaluate(ctx, host, &bound).map_err(|e| format!("the host segment @{name}: {}", e.message))?;
-    Ok(out.into_iter().partition(|(n, _)| n.starts_with(FEED_PREFIX)))
+    let fed = |n: &String| bindings.iter().any(|b| b.role == "source" && &b.name == n && !inputs.contains_key(n));
+    Ok(out.into_iter().partition(|(n, _)| fed(n)))
 }
 
 /// The kernel's inputs (`arg0`, ...) from the graph's (by source name): each written into its buffer's layout.

@@ -301,13 +301,11 @@ fn run_lowering(
     report_run(&run, args, stdout)?;
     let estimate = ctx.op_attr(kernel, crate::passes::convert_teg_to_npu::ESTIMATE_ATTR);
     if let Some(cycles) = estimate.and_then(|a| ctx.attr_data(a).as_int()).filter(|_| args.cost) {
-        let makespan = run.schedule.makespan;
-        writeln!(
-            stdout,
-            "estimate: {cycles} cycles by the sharding cost model (makespan / estimate: {:.2})",
-            makespan as f64 / cycles.max(1) as f64
-        )
-        .map_err(|e| e.to_string())?;
+        let ratio = match cycles {
+            0 => String::new(),
+            _ => format!(" (makespan / estimate: {:.2})", run.schedule.makespan as f64 / cycles as f64),
+        };
+        writeln!(stdout, "estimate: {cycles} cycles by the sharding cost model{ratio}").map_err(|e| e.to_string())?;
     }
     if let Some(reference) = reference {
         lowered::compare(&sinks, &reference)?;

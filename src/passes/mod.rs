@@ -70,13 +70,16 @@ const TO_NPU: PipelineEntry = PipelineEntry {
             name: "max-rounds",
             kind: OptionKind::UInt,
             default: "20",
-            description: "Rounds of the sharding search (a fixed number, so the result does not depend on time)",
+            description:
+                "Rounds of the sharding search, at least 1 (a fixed number, so the result does not depend on time)",
         },
     ],
     expand: |o| {
         let search = match o.bool("auto-shard") {
             true => {
-                format!("teg-auto-shard{{seed={} max-rounds={} budget-ms=600000}},", o.int("seed"), o.int("max-rounds"))
+                // At least one round: 0 would leave only the (long) budget to stop the search.
+                let rounds = o.int("max-rounds").max(1);
+                format!("teg-auto-shard{{seed={} max-rounds={rounds} budget-ms=600000}},", o.int("seed"))
             }
             false => String::new(),
         };

@@ -11,7 +11,7 @@ use crate::dialects::npu::types::BufType;
 use crate::dialects::teg::ops::Reshard;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
-use crate::dialects::teg::transfers::devices_of;
+use crate::dialects::teg::transfers::{devices_of, DEVICES_ATTR};
 use crate::dialects::teg::LAYOUT_ATTR;
 use crate::interfaces::layout::layout_of;
 use crate::ir::body::ValueDef;
@@ -117,7 +117,8 @@ pub fn partial_groups(ctx: &Context, op: OpId, r: &Reshard) -> Vec<Vec<usize>> {
 /// has none (sources, sinks, what no device was given).
 pub fn chip_of(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<u64, String> {
     let Some(ranks) = devices_of(ctx, op, usize::MAX) else { return Ok(0) };
-    let device = ranks?[0] as u64;
+    let ranks = ranks.map_err(|_| format!("{DEVICES_ATTR} must be a non-empty list of distinct device numbers"))?;
+    let device = ranks[0] as u64;
     if device >= cfg.chips {
         return Err(format!(
             "this op runs on device {device}, but the machine has {} chip(s): give the module \

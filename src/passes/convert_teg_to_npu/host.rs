@@ -16,7 +16,7 @@ use crate::ir::clone::{clone_op, CloneMap};
 use crate::ir::symbols::symbol_name;
 use crate::ir::{Context, Diagnostic, OpId, ValueDef, ValueId};
 use indexmap::IndexSet;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// What a host graph is named after its device graph: `@NAME.host`.
 pub const HOST_SUFFIX: &str = ".host";
@@ -32,6 +32,8 @@ struct Split {
     reasons: Vec<String>,
     /// Host values the device reads.
     feeds: IndexSet<ValueId>,
+    /// The name each of them goes by (`host.N`, skipping the graph's own source and sink names).
+    feed_names: Vec<String>,
     /// Sinks that stay on the host (of values the NPU does not hold).
     sinks: Vec<OpId>,
     /// Sources only the host reads.
@@ -40,31 +42,55 @@ struct Split {
     sources: Vec<OpId>,
 }
 
-/// Moves `graph`'s host segment into a graph `@NAME.host` before it, if it has one; remarks name each op moved.
+/// The kernel attribute naming its host graph.
+pub const HOST_ATTR: &str = "npu.host";
+
+/// Moves `graph`'s host segment into a graph `@NAME.host` before it (a fresh symbol), if it has one; remarks name
+/// each op moved. The host graph's name, for the kernel's [`HOST_ATTR`].
 pub fn split_host(
     ctx: &mut Context,
     graph: OpId,
     ops: &[OpId],
     remarks: &mut Vec<Diagnostic>,
-) -> Result<(), Diagnostic> {
-    let split = classify(ctx, ops)?;
+) -> Result<Option<String>, Diagnostic> {
+    let mut split = classify(ctx, ops)?;
     if split.ops.is_empty() && split.sinks.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
-    let name = symbol_name(ctx, graph).unwrap_or("graph").to_string();
+    let taken: HashSet<String> = ops.iter().filter_map(|&op| io_name(ctx, op)).collect();
+    let mut fresh = (0..).map(|i| format!("{FEED_PREFIX}{i}")).filter(|n| !taken.contains(n));
+    split.feed_names = split.feeds.iter().map(|_| fresh.next().expect("endless names")).collect();
+    let name = fresh_symbol(ctx, graph);
     for (i, (&op, why)) in split.ops.iter().zip(&split.reasons).enumerate() {
         let fed = ctx.body.results(op).any(|v| split.feeds.contains(&v));
         let after =
             if fed { "its result comes to the device as a kernel input" } else { "the device does not read it" };
         let message = format!(
-            "convert-teg-to-npu: '{}' runs on the host, in @{name}{HOST_SUFFIX} (step {i}): {why}; {after}",
+            "convert-teg-to-npu: '{}' runs on the host, in @{name} (step {i}): {why}; {after}",
             ctx.op_name(op)
         );
         remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
     }
     build_host_graph(ctx, graph, &name, &split);
     cut_from_device(ctx, ops, &split);
-    Ok(())
+    Ok(Some(name))
+}
+
+/// The name a source or sink goes by.
+fn io_name(ctx: &Context, op: OpId) -> Option<String> {
+    match decode(ctx, op) {
+        Ok(OpKind::Io(Io::Source { name } | Io::Sink { name })) => Some(name),
+        _ => None,
+    }
+}
+
+/// `NAME.host`, or `NAME.host.K` for the first `K` no symbol next to `graph` has.
+fn fresh_symbol(ctx: &Context, graph: OpId) -> String {
+    let base = format!("{}{HOST_SUFFIX}", symbol_name(ctx, graph).unwrap_or("graph"));
+    let parent = ctx.body.op_parent(graph).expect("a graph inside a module");
+    let taken: HashSet<&str> = ctx.body.block_ops(parent).filter_map(|o| symbol_name(ctx, o)).collect();
+    let mut names = std::iter::once(base.clone()).chain((1..).map(|k| format!("{base}.{k}")));
+    names.find(|n| !taken.contains(n.as_str())).expect("endless names")
 }
 
 /// The op that defines `v`, if an op does.
@@ -88,27 +114,51 @@ fn off_device(ctx: &Context, op: OpId) -> Option<Diagnostic> {
     })
 }
 
-/// Which ops run on the host: those off the device whose operands the host has.
+/// Which ops run on the host: those off the device whose operands the host has (sources, and views, constants
+/// and host ops of them), and the views and constants that make those operands (as `teg-shard` slices sources).
 fn classify(ctx: &Context, ops: &[OpId]) -> Result<Split, Diagnostic> {
     let mut split = Split::default();
     let mut on_host: HashSet<ValueId> = HashSet::new();
-    let mut host_ops: HashSet<OpId> = HashSet::new();
+    let mut off: HashMap<OpId, String> = HashMap::new();
     for &op in ops {
         let kind = decode(ctx, op).map_err(|m| Diagnostic::error(ctx.body.op(op).loc, m))?;
         match kind {
             OpKind::Io(Io::Source { .. }) => on_host.extend(ctx.body.results(op)),
             OpKind::Io(_) => {}
             _ => {
-                let Some(why) = off_device(ctx, op) else { continue };
-                if !ctx.body.operands(op).all(|v| on_host.contains(&v)) {
-                    return Err(why);
+                let hosted = ctx.body.operands(op).all(|v| on_host.contains(&v));
+                if let Some(why) = off_device(ctx, op) {
+                    if !hosted {
+                        let message = format!(
+                            "{}; nor can it run on the host before the kernel: it reads a value computed on the \
+                             device (host segments after the device's are not built yet)",
+                            why.message
+                        );
+                        return Err(Diagnostic::error(why.loc, message));
+                    }
+                    off.insert(op, why.message);
                 }
-                split.ops.push(op);
-                split.reasons.push(why.message.clone());
-                host_ops.insert(op);
-                on_host.extend(ctx.body.results(op));
+                // Views and constants of host values are cheap to make on the host too; compute stays on the device.
+                let moves = matches!(kind, OpKind::View(_) | OpKind::Reshard(_) | OpKind::Generate(_));
+                if hosted && (moves || off.contains_key(&op)) {
+                    on_host.extend(ctx.body.results(op));
+                }
             }
         }
+    }
+    let mut host_ops: HashSet<OpId> = off.keys().copied().collect();
+    let mut work: Vec<OpId> = host_ops.iter().copied().collect();
+    while let Some(op) = work.pop() {
+        for v in ctx.body.operands(op) {
+            let def = def_op(ctx, v).filter(|&d| !matches!(decode(ctx, d), Ok(OpKind::Io(Io::Source { .. }))));
+            if let Some(d) = def.filter(|d| host_ops.insert(*d)) {
+                work.push(d);
+            }
+        }
+    }
+    for &op in ops.iter().filter(|op| host_ops.contains(op)) {
+        split.ops.push(op);
+        split.reasons.push(off.remove(&op).unwrap_or_else(|| "an op on the host reads its result".into()));
     }
     let foreign = |v: ValueId| as_tensor(ctx, ctx.body.value_type(v)).is_some_and(|t| npu_elem(t.dtype).is_none());
     for &op in ops {
@@ -147,7 +197,7 @@ fn build_host_graph(ctx: &mut Context, graph: OpId, name: &str, split: &Split) {
     let region = ctx.body.create_region();
     let block = ctx.body.create_block();
     ctx.body.append_block(region, block);
-    let sym = ctx.string_attr(&format!("{name}{HOST_SUFFIX}"));
+    let sym = ctx.string_attr(name);
     let host = OpState::new(&mut ctx.interners, "teg.graph", loc).prop(&mut ctx.interners, "sym_name", sym);
     let host = host.region(region).create(ctx);
     ctx.body.insert_op_before(graph, host);
@@ -161,8 +211,8 @@ fn build_host_graph(ctx: &mut Context, graph: OpId, name: &str, split: &Split) {
         }
     }
     let token = token_type(ctx);
-    for (i, &v) in split.feeds.iter().enumerate() {
-        let feed = ctx.string_attr(&format!("{FEED_PREFIX}{i}"));
+    for (&v, feed) in split.feeds.iter().zip(&split.feed_names) {
+        let feed = ctx.string_attr(feed);
         let value = map.values.get(&v).copied().unwrap_or(v);
         let sink = OpState::new(&mut ctx.interners, "teg.sink", loc).prop(&mut ctx.interners, "name", feed);
         let sink = sink.operands(&[value]).results(&[token]).create(ctx);
@@ -177,9 +227,9 @@ fn build_host_graph(ctx: &mut Context, graph: OpId, name: &str, split: &Split) {
 /// `host.N` (laid out as the op that made it), and the host ops, the host's sinks and the sources only the host
 /// reads go.
 fn cut_from_device(ctx: &mut Context, ops: &[OpId], split: &Split) {
-    for (i, &v) in split.feeds.iter().enumerate() {
+    for (&v, feed) in split.feeds.iter().zip(&split.feed_names) {
         let def = def_op(ctx, v).expect("a host op's result");
-        let feed = ctx.string_attr(&format!("{FEED_PREFIX}{i}"));
+        let feed = ctx.string_attr(feed);
         let ty = ctx.body.value_type(v);
         let mut source = OpState::new(&mut ctx.interners, "teg.source", ctx.body.op(def).loc)
             .prop(&mut ctx.interners, "name", feed)

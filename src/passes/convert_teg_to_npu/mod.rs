@@ -31,7 +31,9 @@ use crate::dialects::npu::ops::kernel::TENSORS_ATTR;
 use crate::dialects::npu::ops::onchip::Slices;
 use crate::dialects::npu::types::{buf_type, BufType};
 use crate::dialects::teg::ops::{decode, Io, OpKind};
+use crate::dialects::teg::shard_problem::mesh_of;
 use crate::dialects::teg::tensor_type::{TensorType, TokenType};
+use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::ir::conversion::{
     apply_conversion, ConversionMode, ConversionPattern, ConversionRewriter, ConversionTarget, Legality, OpAdaptor,
@@ -44,7 +46,7 @@ use crate::machine::{ElemType, NpuConfig};
 use buffers::Buffers;
 pub use buffers::{npu_elem, Role, Tensor};
 pub use estimate::ESTIMATE_ATTR;
-pub use host::{FEED_PREFIX, HOST_SUFFIX};
+pub use host::HOST_ATTR;
 use std::cell::RefCell;
 use std::collections::HashSet;
 
@@ -150,7 +152,8 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let loc = ctx.body.op(graph).loc;
     let cfg = machine_of(ctx, graph).and_then(|c| supported(&c).map(|()| c)).map_err(|m| Diagnostic::error(loc, m))?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
-    host::split_host(ctx, graph, &ops, remarks)?;
+    check_chips(ctx, graph, &cfg)?;
+    let host = host::split_host(ctx, graph, &ops, remarks)?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     let estimate = estimate::estimate(ctx, graph, &cfg);
     for &op in &ops {
@@ -163,6 +166,10 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let kernel = KernelBuilder::new(&mut rw, &name, &bufs, cfg.clone(), loc);
     let tensors = buffers.attr(rw.interners());
     rw.set_attr(kernel.kernel, TENSORS_ATTR, tensors);
+    if let Some(host) = host {
+        let host = rw.interners().string_attr(&host);
+        rw.set_attr(kernel.kernel, HOST_ATTR, host);
+    }
     if let Some(cycles) = estimate {
         let i64_type = rw.interners().int_type(64);
         let cycles = rw.interners().attr(crate::ir::Attr::Int { value: cycles as i128, ty: i64_type });
@@ -201,6 +208,24 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
         (_, Some(d)) | (Err(d), None) => Err(d),
         (Ok(_), None) => Ok(state.kernel.written),
     }
+}
+
+/// An error at `graph` when its mesh has more devices than the machine has chips (device `d` runs on chip `d`).
+fn check_chips(ctx: &Context, graph: OpId, cfg: &NpuConfig) -> Result<(), Diagnostic> {
+    let Some(Ok(mesh)) = mesh_of(ctx, graph) else { return Ok(()) };
+    let devices = mesh.mesh().num_devices() as u64;
+    let placed = graph_ops(ctx, graph).any(|op| ctx.op_attr(op, DEVICES_ATTR).is_some());
+    if !placed || devices <= cfg.chips {
+        return Ok(());
+    }
+    Err(Diagnostic::error(
+        ctx.body.op(graph).loc,
+        format!(
+            "the graph's mesh has {devices} devices, but the machine has {} chip(s): give the module \
+             'npu.machine = {{chips = {devices}}}' (or more)",
+            cfg.chips
+        ),
+    ))
 }
 
 /// Whether the lowering handles machine `cfg`: its tiles align rows and chunks on 8 elements and fill the TRF in
