@@ -15,8 +15,10 @@ use crate::dialects::teg::transfers::{devices_of, DEVICES_ATTR};
 use crate::dialects::teg::LAYOUT_ATTR;
 use crate::interfaces::layout::layout_of;
 use crate::ir::body::ValueDef;
+use crate::ir::TypeId;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, Interners, OpId, ValueId};
 use crate::machine::{ElemType, NpuConfig};
+use indexmap::IndexMap;
 use std::collections::HashMap;
 
 /// A tensor in an HBM buffer: a strided layout of its (padded) index space.
@@ -102,15 +104,11 @@ pub struct Buffers {
 /// A combining reshard's operands grouped by the box they hold (offset and type), in order: the partial results
 /// each group's cells combine.
 pub fn partial_groups(ctx: &Context, op: OpId, r: &Reshard) -> Vec<Vec<usize>> {
-    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut groups: IndexMap<(&Vec<i64>, TypeId), Vec<usize>> = IndexMap::new();
     for (i, v) in ctx.body.operands(op).enumerate() {
-        let key = |j: usize| (&r.from[j], ctx.body.value_type(ctx.body.operand(op, j)));
-        match groups.iter_mut().find(|g| key(g[0]) == (&r.from[i], ctx.body.value_type(v))) {
-            Some(g) => g.push(i),
-            None => groups.push(vec![i]),
-        }
+        groups.entry((&r.from[i], ctx.body.value_type(v))).or_default().push(i);
     }
-    groups
+    groups.into_values().collect()
 }
 
 /// The chip `op` runs on: the first of its `teg.devices` (device `d` of the mesh is chip `d`), chip 0 when it

@@ -167,7 +167,8 @@ fn classify(ctx: &Context, ops: &[OpId]) -> Result<Split, Diagnostic> {
             split.sinks.push(op);
         }
     }
-    for &op in ops.iter().filter(|op| !host_ops.contains(op) && !split.sinks.contains(op)) {
+    let host_sinks: HashSet<OpId> = split.sinks.iter().copied().collect();
+    for &op in ops.iter().filter(|op| !host_ops.contains(op) && !host_sinks.contains(op)) {
         for v in ctx.body.operands(op) {
             if def_op(ctx, v).is_some_and(|d| host_ops.contains(&d)) {
                 split.feeds.insert(v);
@@ -203,10 +204,11 @@ fn build_host_graph(ctx: &mut Context, graph: OpId, name: &str, split: &Split) {
     ctx.body.insert_op_before(graph, host);
     let mut map = CloneMap::default();
     let mut tokens = Vec::new();
+    let host_sinks: HashSet<OpId> = split.sinks.iter().copied().collect();
     for &op in split.sources.iter().chain(&split.ops).chain(&split.sinks) {
         let copy = clone_op(ctx, op, &mut map);
         ctx.body.append_op(block, copy);
-        if split.sinks.contains(&op) {
+        if host_sinks.contains(&op) {
             tokens.extend(ctx.body.results(copy));
         }
     }
