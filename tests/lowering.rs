@@ -614,6 +614,47 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Host segments after the kernel: a reduction (any monoid, masked by a comparison or not) of device values,
+    /// and an op after it the NPU may not run (an f64 cast, gelu) or may (an add): whatever reads a value made on
+    /// the host after the kernel stays there, and the device value may be a sink too.
+    #[test]
+    fn graphs_with_host_segments_after_the_kernel_compute_what_the_reference_does(
+        a in 1u64..20, b in 1u64..20, monoid in 0usize..5, masked in any::<bool>(), tail in 0u8..3,
+        sink_device in any::<bool>()
+    ) {
+        let ty = |dims: &str, t: &str| format!("!teg.tensor<[{dims}] x {t}>");
+        let (ab, a1) = (format!("a={a}, b={b}"), format!("a={a}"));
+        let monoid = ["sum", "prod", "max", "min", "mean"][monoid];
+        let (mask, mask_ty, default) = match masked {
+            true => (", %k", format!(", {}", ty(&ab, "i1")), " default -2.0"),
+            false => ("", String::new(), ""),
+        };
+        let (tail, out) = match tail {
+            0 => (format!("teg.cast %q : {} -> {}", ty(&a1, "f32"), ty(&a1, "f64")), ty(&a1, "f64")),
+            1 => ("teg.gelu %q".to_string(), ty(&a1, "f32")),
+            _ => ("teg.add %q, %q".to_string(), ty(&a1, "f32")),
+        };
+        let (device_sink, tokens) = match sink_device {
+            true => (format!("    %k2 = teg.sink @r %r : {} -> !teg.token\n", ty(&ab, "f32")), "%k1, %k2 : !teg.token, !teg.token"),
+            false => (String::new(), "%k1 : !teg.token"),
+        };
+        let text = format!(
+            "teg.graph @g {{\n    %x = teg.source @x : {f}\n    %y = teg.source @y : {f}\n    %s = teg.add %x, %y\n    \
+             %r = teg.relu %s\n    %k = teg.compare \"gt\" %s, %y : {f}, {f} -> {i1}\n    \
+             %q = teg.reduce %r{mask} along [\"b\"] by \"{monoid}\"{default} : {f}{mask_ty}\n    %t = {tail}\n    \
+             %k1 = teg.sink @t %t : {out} -> !teg.token\n{device_sink}    teg.sequence_point {tokens}\n}}\n",
+            f = ty(&ab, "f32"),
+            i1 = ty(&ab, "i1"),
+        );
+        if let Err(e) = check(&text, &integer_inputs(&text)) {
+            panic!("{e}\n{text}");
+        }
+    }
+}
+
 /// Host segments take the views of sources their ops read (as `teg-shard` writes them), and pick names no source,
 /// sink or symbol of the module has.
 #[test]

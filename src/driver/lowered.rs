@@ -13,7 +13,7 @@ use crate::ir::symbols::symbol_name;
 use crate::ir::{Attr, AttrId, Context, OpId};
 use crate::layout::table::Order;
 use crate::map_data;
-use crate::passes::convert_teg_to_npu::{npu_elem, HOST_ATTR};
+use crate::passes::convert_teg_to_npu::{npu_elem, AFTER_ATTR, HOST_ATTR};
 use indexmap::IndexMap;
 
 /// Relative and absolute tolerance of `--check` for `f32` sinks, normwise: every cell within
@@ -116,42 +116,70 @@ fn binding(ctx: &Context, item: AttrId) -> Result<Binding, String> {
     Ok(Binding { role, name, shape, dtype, offsets })
 }
 
-/// Runs the lowered `kernel` on `inputs` (by source name); the sinks by name, in argument order.
+/// Runs the lowered `kernel` on `inputs` (by source name), between its host graphs (`npu.host` before it,
+/// `npu.host_after` after it, each run by the reference evaluator); the graph's sinks by name: each stage's, but
+/// for the values it hands to a later stage (`host.N`, `device.N`).
 pub fn run_lowered(
     ctx: &Context,
     kernel: OpId,
     bindings: &[Binding],
     inputs: &Values,
 ) -> Result<(Values, Run), String> {
-    let (fed, host_sinks) = run_host(ctx, kernel, bindings, inputs)?;
-    let mut all = inputs.clone();
-    all.extend(fed);
-    let args = kernel_inputs(ctx, kernel, bindings, &all)?;
+    let before = host_graph(ctx, kernel, HOST_ATTR)?;
+    let after = host_graph(ctx, kernel, AFTER_ATTR)?;
+    let mut known = inputs.clone();
+    let mut stages = Vec::new();
+    if let Some(graph) = before {
+        stages.push(run_host(ctx, graph, &known)?);
+        learn(&mut known, &stages[0]);
+    }
+    let args = kernel_inputs(ctx, kernel, bindings, &known)?;
     let run = run_kernel(ctx, kernel, &args).map_err(|e| e.message)?;
-    let mut sinks = host_sinks;
+    let mut device = Values::new();
     for (i, b) in bindings.iter().enumerate().filter(|(_, b)| b.role == "sink") {
         let flat = run.buffers.get(&format!("arg{i}")).ok_or(format!("the kernel did not write sink '{}'", b.name))?;
-        sinks.insert(b.name.clone(), unpack(b, flat));
+        device.insert(b.name.clone(), unpack(b, flat));
     }
+    learn(&mut known, &device);
+    stages.push(device);
+    if let Some(graph) = after {
+        stages.push(run_host(ctx, graph, &known)?);
+    }
+    // A stage's sink that a later stage reads as a source (and the caller did not bind) is handed on, not the graph's.
+    let mut handed: std::collections::HashSet<String> =
+        bindings.iter().filter(|b| b.role == "source").map(|b| b.name.clone()).collect();
+    handed.extend(after.into_iter().flat_map(|g| source_names(ctx, g)));
+    let sinks = stages.into_iter().flatten().filter(|(n, _)| !handed.contains(n) || inputs.contains_key(n)).collect();
     Ok((sinks, run))
 }
 
-/// Runs the kernel's host segment, the graph its `npu.host` names (if it has one), on `inputs` with the reference
-/// evaluator: the values it feeds the kernel (its sinks the kernel binds as sources) and the graph's sinks it
-/// computes itself.
-fn run_host(ctx: &Context, kernel: OpId, bindings: &[Binding], inputs: &Values) -> Result<(Values, Values), String> {
-    let Some(name) = ctx.op_attr(kernel, HOST_ATTR).and_then(|a| ctx.attr_data(a).as_str()) else {
-        return Ok((Values::new(), Values::new()));
-    };
+/// Adds a stage's sinks to what later stages can read, but for the names the caller bound (a sink may share a
+/// source's name).
+fn learn(known: &mut Values, sinks: &Values) {
+    for (name, value) in sinks {
+        known.entry(name.clone()).or_insert_with(|| value.clone());
+    }
+}
+
+/// The host graph `kernel`'s attribute `key` names, if it has one.
+fn host_graph(ctx: &Context, kernel: OpId, key: &str) -> Result<Option<OpId>, String> {
+    let Some(name) = ctx.op_attr(kernel, key).and_then(|a| ctx.attr_data(a).as_str()) else { return Ok(None) };
     let parent = ctx.body.op_parent(kernel).expect("a kernel inside a module");
     let host = ctx.body.block_ops(parent).find(|&o| ctx.op_name(o) == "teg.graph" && symbol_name(ctx, o) == Some(name));
-    let host = host.ok_or(format!("'{HOST_ATTR}' names @{name}, which is not a teg.graph next to the kernel"))?;
-    let wanted: Vec<String> = crate::dialects::teg::eval::sources(ctx, host).into_iter().map(|s| s.0).collect();
-    let bound: Values =
-        inputs.iter().filter(|(n, _)| wanted.contains(n)).map(|(n, a)| (n.clone(), a.clone())).collect();
-    let out = evaluate(ctx, host, &bound).map_err(|e| format!("the host segment @{name}: {}", e.message))?;
-    let fed = |n: &String| bindings.iter().any(|b| b.role == "source" && &b.name == n && !inputs.contains_key(n));
-    Ok(out.into_iter().partition(|(n, _)| fed(n)))
+    host.map(Some).ok_or(format!("'{key}' names @{name}, which is not a teg.graph next to the kernel"))
+}
+
+/// The names of `graph`'s sources.
+fn source_names(ctx: &Context, graph: OpId) -> Vec<String> {
+    crate::dialects::teg::eval::sources(ctx, graph).into_iter().map(|s| s.0).collect()
+}
+
+/// Runs a host graph with the reference evaluator, its sources bound from `known` by name; its sinks.
+fn run_host(ctx: &Context, graph: OpId, known: &Values) -> Result<Values, String> {
+    let wanted = source_names(ctx, graph);
+    let bound: Values = known.iter().filter(|(n, _)| wanted.contains(n)).map(|(n, a)| (n.clone(), a.clone())).collect();
+    let name = symbol_name(ctx, graph).unwrap_or("graph");
+    evaluate(ctx, graph, &bound).map_err(|e| format!("the host segment @{name}: {}", e.message))
 }
 
 /// The kernel's inputs (`arg0`, ...) from the graph's (by source name): each written into its buffer's layout.

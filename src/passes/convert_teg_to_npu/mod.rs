@@ -46,7 +46,7 @@ use crate::machine::{ElemType, NpuConfig};
 use buffers::Buffers;
 pub use buffers::{npu_elem, Role, Tensor};
 pub use estimate::ESTIMATE_ATTR;
-pub use host::HOST_ATTR;
+pub use host::{AFTER_ATTR, HOST_ATTR};
 use std::cell::RefCell;
 use std::collections::HashSet;
 
@@ -146,7 +146,8 @@ impl Lowering {
     }
 }
 
-/// Lowers `graph` into a kernel in its place (its host segment into a graph before it, each op of it a remark);
+/// Lowers `graph` into a kernel in its place (its host segments into graphs before and after it, each op of them a
+/// remark);
 /// the number of instructions written.
 fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) -> Result<u64, Diagnostic> {
     let loc = ctx.body.op(graph).loc;
@@ -166,9 +167,11 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let kernel = KernelBuilder::new(&mut rw, &name, &bufs, cfg.clone(), loc);
     let tensors = buffers.attr(rw.interners());
     rw.set_attr(kernel.kernel, TENSORS_ATTR, tensors);
-    if let Some(host) = host {
-        let host = rw.interners().string_attr(&host);
-        rw.set_attr(kernel.kernel, HOST_ATTR, host);
+    for (key, graph) in [(HOST_ATTR, &host.before), (AFTER_ATTR, &host.after)] {
+        if let Some(graph) = graph {
+            let graph = rw.interners().string_attr(graph);
+            rw.set_attr(kernel.kernel, key, graph);
+        }
     }
     if let Some(cycles) = estimate {
         let i64_type = rw.interners().int_type(64);
