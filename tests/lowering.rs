@@ -1,7 +1,9 @@
 //! The lowering end to end, as a property: random TEG graphs of constants, elementwise ops, reductions and views
 //! (broadcasting by name, extents of 1 that stretch, scalars, rows that need padding, f32 and i32, sinks of
-//! sources and values sunk twice), random contractions and random convolutions are lowered by `tap-to-npu` on machines with little data memory and few slices (so that tensors are tiled and
-//! tiles come in waves), run on the NPU interpreter through the harness `tap-run --lower` uses, and compared
+//! sources and values sunk twice), random contractions and random convolutions, each on one chip or sharded over
+//! 2 or 4 by a random `teg.shard` plan (a reduced or summed dimension split too, so partial results combine across
+//! chips), are lowered by `tap-to-npu` on machines with little data memory and few slices (so that tensors are
+//! tiled and tiles come in waves), run on the NPU interpreter through the harness `tap-run --lower` uses, and compared
 //! with the reference evaluator.
 
 use proptest::prelude::*;
@@ -38,6 +40,9 @@ struct Graph {
     nodes: Vec<Node>,
     sinks: Vec<usize>,
     machine: (u64, u64),
+    /// Devices of the mesh (one axis, `x`), and per node the dimension its `teg.shard` plan splits along `x`.
+    mesh: u64,
+    plans: Vec<Option<usize>>,
 }
 
 fn shape() -> impl Strategy<Value = Shape> {
@@ -59,8 +64,9 @@ fn graph() -> impl Strategy<Value = Graph> {
         prop::collection::vec(node, 1..8),
         prop::collection::vec(any::<u16>(), 1..3),
         machine,
+        (prop::sample::select(vec![1u64, 1, 2, 4]), prop::collection::vec(prop::option::of(0usize..3), 12)),
     )
-        .prop_map(|(extents, int, sources, ops, sinks, machine)| {
+        .prop_map(|(extents, int, sources, ops, sinks, machine, (mesh, plans))| {
             let mut nodes: Vec<Node> =
                 sources.into_iter().map(|(s, full)| full.map_or(Node::Source(s), |v| Node::Full(s, v))).collect();
             for (u, b, x, y, which, monoid, along) in ops {
@@ -79,7 +85,7 @@ fn graph() -> impl Strategy<Value = Graph> {
                 .into_iter()
                 .map(|s| if s % 4 == 0 { s as usize % n } else { n - 1 - s as usize % n.min(2) })
                 .collect();
-            Graph { extents, int, nodes, sinks, machine }
+            Graph { extents, int, nodes, sinks, machine, mesh, plans }
         })
 }
 
@@ -126,11 +132,19 @@ impl Graph {
     fn text(&self) -> String {
         let shapes = self.shapes();
         let (bytes, slices) = self.machine;
-        let mut t = format!(
-            "builtin.module attributes {{npu.machine = {{dm_slice_bytes = {bytes}, slices_per_cluster = {slices}}}}} {{\n  teg.graph @g {{\n"
-        );
+        let mesh = self.mesh;
+        let mut t = match mesh {
+            1 => format!(
+                "builtin.module attributes {{npu.machine = {{dm_slice_bytes = {bytes}, slices_per_cluster = {slices}}}}} {{\n  teg.graph @g {{\n"
+            ),
+            _ => format!(
+                "builtin.module attributes {{npu.machine = {{chips = {mesh}, dm_slice_bytes = {bytes}, slices_per_cluster = {slices}}}}} {{\n  \
+                 teg.graph @g attributes {{teg.mesh = {{axes = [\"x\"], shape = [{mesh}]}}}} {{\n"
+            ),
+        };
         for (i, node) in self.nodes.iter().enumerate() {
             let Some(s) = shapes[i] else { continue };
+            let start = t.len();
             match *node {
                 Node::Source(_) => t += &format!("    %v{i} = teg.source @s{i} : {}\n", self.type_of(&s)),
                 Node::Full(_, v) => t += &format!("    %v{i} = teg.full {v}.0 : {}\n", self.type_of(&s)),
@@ -155,6 +169,7 @@ impl Graph {
                     )
                 }
             }
+            self.plan(&mut t, start, i, &s);
         }
         let mut tokens = Vec::new();
         for (j, &v) in self.sinks.iter().enumerate() {
@@ -167,6 +182,32 @@ impl Graph {
             t += &format!("    teg.sequence_point {} : {types}\n", tokens.join(", "));
         }
         t + "  }\n}\n"
+    }
+
+    /// Writes node `i`'s `teg.shard` plan (if it has one, along a dimension its result has in full) on the last op
+    /// of its text (from `start`).
+    fn plan(&self, t: &mut String, start: usize, i: usize, s: &Shape) {
+        let reduced = |d: usize| match &self.nodes[i] {
+            // teg-shard does not split a mean's reduced dimensions.
+            Node::Reduce(m, x, along) => {
+                *m != "mean" && along[d] && self.shapes()[*x].is_some_and(|f| f[d] == Some(true))
+            }
+            _ => false,
+        };
+        let Some(d) = self.plans.get(i).copied().flatten() else { return };
+        // teg-shard splits elementwise ops, reductions and strided views (not concat or pad).
+        let splits =
+            matches!(self.nodes[i], Node::Unary(..) | Node::Binary(..) | Node::Reduce(..) | Node::View(0 | 1, ..));
+        if self.mesh == 1 || self.extents[d] < self.mesh || !splits || (s[d] != Some(true) && !reduced(d)) {
+            return;
+        }
+        let line = t[start..].trim_end_matches('\n').rfind('\n').map_or(start, |k| start + k + 1);
+        let plan = format!(" attributes {{teg.shard = {{{} = \"x\"}}}}", DIMS[d]);
+        let end = t.len() - 1;
+        match t[line..end].find(" : ") {
+            Some(k) => t.insert_str(line + k, &plan),
+            None => t.insert_str(end, &plan),
+        }
     }
 
     /// The views of `Node::View` on `%v{x}` (of shape `s`) along dimension `d`, ending in `%v{i}`.
@@ -324,6 +365,9 @@ struct Contract {
     k_first: bool,
     bias: bool,
     machine: &'static str,
+    /// Devices of the mesh (one axis, `x`), and which dimension of the index space the contraction's plan splits.
+    mesh: u64,
+    split: usize,
 }
 
 fn contract() -> impl Strategy<Value = Contract> {
@@ -341,8 +385,9 @@ fn contract() -> impl Strategy<Value = Contract> {
         any::<bool>(),
         any::<bool>(),
         machine,
+        (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5),
     )
-        .prop_map(|(batch, rows, k, n, k_first, bias, machine)| Contract {
+        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split))| Contract {
             batch,
             rows,
             k,
@@ -350,6 +395,8 @@ fn contract() -> impl Strategy<Value = Contract> {
             k_first,
             bias,
             machine,
+            mesh,
+            split,
         })
 }
 
@@ -374,13 +421,30 @@ impl Contract {
         let w: Vec<_> = batch.iter().cloned().chain([k, n.clone()]).collect();
         let r: Vec<_> = batch.iter().cloned().chain(rows).chain([n.clone()]).collect();
         let linear = self.bias && self.batch.is_none() && !self.k_first;
-        let op = match linear {
-            true => format!("teg.linear %x, %w, %b : {}, {}, {}", ty(&x), ty(&w), ty(&[n])),
-            false => format!("teg.contract %x, %w : {}, {} -> {}", ty(&x), ty(&w), ty(&r)),
+        // The plan: a dimension of the index space (the result's, then k) at least as long as the mesh.
+        let space: Vec<&(String, u64)> =
+            r.iter().chain([&x[if self.k_first { batch.len() } else { x.len() - 1 }]]).collect();
+        let (d, e) = space[self.split % space.len()];
+        let plan = match self.mesh > 1 && *e >= self.mesh {
+            true => format!(" attributes {{teg.shard = {{{d} = \"x\"}}}}"),
+            false => String::new(),
         };
-        let attrs = if self.machine.is_empty() { String::new() } else { format!(" attributes {{{}}}", self.machine) };
+        let op = match linear {
+            true => format!("teg.linear %x, %w, %b{plan} : {}, {}, {}", ty(&x), ty(&w), ty(&[n])),
+            false => format!("teg.contract %x, %w{plan} : {}, {} -> {}", ty(&x), ty(&w), ty(&r)),
+        };
+        let machine = match (self.mesh, self.machine) {
+            (1, m) => m.to_string(),
+            (c, "") => format!("npu.machine = {{chips = {c}}}"),
+            (c, m) => m.replace("npu.machine = {", &format!("npu.machine = {{chips = {c}, ")),
+        };
+        let attrs = if machine.is_empty() { String::new() } else { format!(" attributes {{{machine}}}") };
+        let mesh = match self.mesh {
+            1 => String::new(),
+            c => format!(" attributes {{teg.mesh = {{axes = [\"x\"], shape = [{c}]}}}}"),
+        };
         format!(
-            "builtin.module{attrs} {{\n  teg.graph @g {{\n    %x = teg.source @x : {}\n    %w = teg.source @w : {}\n    \
+            "builtin.module{attrs} {{\n  teg.graph @g{mesh} {{\n    %x = teg.source @x : {}\n    %w = teg.source @w : {}\n    \
              %b = teg.source @b : !teg.tensor<[n={}] x f32>\n    %r = {op}\n    %k = teg.sink @r %r : {} -> !teg.token\n    \
              teg.sequence_point %k : !teg.token\n  }}\n}}\n",
             ty(&x),
@@ -429,6 +493,9 @@ struct Conv {
     /// The input: the source (0), its `neg` (1) or it plus ones (2, whose rows' padding is then not zero).
     input: u8,
     machine: &'static str,
+    /// Devices of the mesh (one axis, `x`), and which of `n, o, h, w, c` the convolution's plan splits.
+    mesh: u64,
+    split: usize,
 }
 
 fn conv() -> impl Strategy<Value = Conv> {
@@ -440,8 +507,9 @@ fn conv() -> impl Strategy<Value = Conv> {
         "npu.machine = {dm_slice_bytes = 8192, acc_slice_bytes = 2048, trf_lane_bytes = 256, slices_per_cluster = 3}",
     ]);
     let x = (1u64..3, 1u64..10, spatial.clone(), spatial);
-    (x, 1u64..20, pair(1..4), pair(1..4), pair(1..3), pair(0..3), 0u8..3, machine).prop_map(
-        |((n, c, h, w), out, taps, strides, dilations, padding, input, machine)| Conv {
+    let mesh = (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5);
+    (x, 1u64..20, pair(1..4), pair(1..4), pair(1..3), pair(0..3), 0u8..3, machine, mesh).prop_map(
+        |((n, c, h, w), out, taps, strides, dilations, padding, input, machine, (mesh, split))| Conv {
             x: [n, c, h, w],
             out,
             taps,
@@ -450,6 +518,8 @@ fn conv() -> impl Strategy<Value = Conv> {
             padding,
             input,
             machine,
+            mesh,
+            split,
         },
     )
 }
@@ -469,7 +539,20 @@ impl Conv {
         let k = format!("!teg.tensor<[o={}, c={c}, kh={}, kw={}] x f32>", self.out, self.taps[0], self.taps[1]);
         let y = format!("!teg.tensor<[n={n}, o={}, h={oh}, w={ow}] x f32>", self.out);
         let pair = |v: [u64; 2]| format!("[{}, {}]", v[0], v[1]);
-        let attrs = if self.machine.is_empty() { String::new() } else { format!(" attributes {{{}}}", self.machine) };
+        let machine = match (self.mesh, self.machine) {
+            (1, m) => m.to_string(),
+            (d, "") => format!("npu.machine = {{chips = {d}}}"),
+            (d, m) => m.replace("npu.machine = {", &format!("npu.machine = {{chips = {d}, ")),
+        };
+        let attrs = if machine.is_empty() { String::new() } else { format!(" attributes {{{machine}}}") };
+        let (name, e) = [("n", n), ("o", self.out), ("h", oh), ("w", ow), ("c", c)][self.split % 5];
+        let (mesh, plan) = match self.mesh > 1 && e >= self.mesh {
+            true => (
+                format!(" attributes {{teg.mesh = {{axes = [\"x\"], shape = [{}]}}}}", self.mesh),
+                format!(" attributes {{teg.shard = {{{name} = \"x\"}}}}"),
+            ),
+            false => (String::new(), String::new()),
+        };
         let (input, operand) = match self.input {
             0 => ("", "%x"),
             1 => ("%e = teg.neg %x\n    ", "%e"),
@@ -477,8 +560,8 @@ impl Conv {
         };
         let input = input.replace("{x}", &x);
         Some(format!(
-            "builtin.module{attrs} {{\n  teg.graph @g {{\n    %x = teg.source @x : {x}\n    %k = teg.source @k : {k}\n    \
-             {input}%y = teg.conv2d {operand}, %k strides {} dilations {} padding {} : {x}, {k} -> {y}\n    \
+            "builtin.module{attrs} {{\n  teg.graph @g{mesh} {{\n    %x = teg.source @x : {x}\n    %k = teg.source @k : {k}\n    \
+             {input}%y = teg.conv2d {operand}, %k strides {} dilations {} padding {}{plan} : {x}, {k} -> {y}\n    \
              %t = teg.sink @y %y : {y} -> !teg.token\n    teg.sequence_point %t : !teg.token\n  }}\n}}\n",
             pair(self.strides),
             pair(self.dilations),
