@@ -36,7 +36,8 @@ enum Node {
 #[derive(Clone, Debug)]
 struct Graph {
     extents: [u64; 3],
-    int: bool,
+    /// The element type of every tensor: i32, f32 or bf16.
+    dtype: &'static str,
     nodes: Vec<Node>,
     sinks: Vec<usize>,
     machine: (u64, u64),
@@ -59,14 +60,14 @@ fn graph() -> impl Strategy<Value = Graph> {
     let machine = prop::sample::select(vec![(2048u64, 1u64), (4096, 2), (8192, 4), (524288, 64)]);
     (
         [extent.clone(), extent.clone(), extent],
-        any::<bool>(),
+        prop::sample::select(vec!["i32", "f32", "f32", "bf16"]),
         prop::collection::vec((shape(), prop::option::weighted(0.2, -4i8..5)), 1..4),
         prop::collection::vec(node, 1..8),
         prop::collection::vec(any::<u16>(), 1..3),
         machine,
         (prop::sample::select(vec![1u64, 1, 2, 4]), prop::collection::vec(prop::option::of(0usize..3), 12)),
     )
-        .prop_map(|(extents, int, sources, ops, sinks, machine, (mesh, plans))| {
+        .prop_map(|(extents, dtype, sources, ops, sinks, machine, (mesh, plans))| {
             let mut nodes: Vec<Node> =
                 sources.into_iter().map(|(s, full)| full.map_or(Node::Source(s), |v| Node::Full(s, v))).collect();
             for (u, b, x, y, which, monoid, along) in ops {
@@ -85,11 +86,15 @@ fn graph() -> impl Strategy<Value = Graph> {
                 .into_iter()
                 .map(|s| if s % 4 == 0 { s as usize % n } else { n - 1 - s as usize % n.min(2) })
                 .collect();
-            Graph { extents, int, nodes, sinks, machine, mesh, plans }
+            Graph { extents, dtype, nodes, sinks, machine, mesh, plans }
         })
 }
 
 impl Graph {
+    fn int(&self) -> bool {
+        self.dtype == "i32"
+    }
+
     /// The shape of each node (broadcasting: a dimension present in either, full if full in either), or `None`
     /// for a binary op whose operands do not broadcast (their names must nest) or an op the NPU lacks on i32.
     fn shapes(&self) -> Vec<Option<Shape>> {
@@ -102,15 +107,17 @@ impl Graph {
                 // differ within what rounding allows, which ill-conditioned ops after it (sqrt near 0) magnify
                 // past any fixed tolerance. Graphs with reductions keep to exact ops.
                 Node::Unary(f, x) => out[x].filter(|_| {
-                    (!self.int && !reduces) || ["relu", "neg", "abs", "clip"].contains(&f) || (f == "bf16" && !self.int)
+                    (!self.int() && !reduces)
+                        || ["relu", "neg", "abs", "clip"].contains(&f)
+                        || (f == "bf16" && !self.int())
                 }),
                 Node::Binary(f, x, y) => match (out[x], out[y]) {
-                    (Some(a), Some(b)) if !(self.int && f == "div") => broadcast(a, b),
+                    (Some(a), Some(b)) if !(self.int() && f == "div") => broadcast(a, b),
                     _ => None,
                 },
                 Node::View(kind, x, d) => out[x].filter(|s| s[d] == Some(true) && (kind != 2 || self.extents[d] >= 2)),
                 Node::Reduce(m, x, along) => out[x]
-                    .filter(|s| !(self.int && m == "mean") && (0..3).any(|k| along[k] && s[k].is_some()))
+                    .filter(|s| !(self.int() && m == "mean") && (0..3).any(|k| along[k] && s[k].is_some()))
                     .map(|s| {
                         let mut r = s;
                         (0..3).filter(|&k| along[k]).for_each(|k| r[k] = None);
@@ -126,7 +133,7 @@ impl Graph {
         let dims: Vec<String> = (0..3)
             .filter_map(|k| s[k].map(|full| format!("{}={}", DIMS[k], if full { self.extents[k] } else { 1 })))
             .collect();
-        format!("!teg.tensor<[{}] x {}>", dims.join(", "), if self.int { "i32" } else { "f32" })
+        format!("!teg.tensor<[{}] x {}>", dims.join(", "), self.dtype)
     }
 
     fn text(&self) -> String {
@@ -226,7 +233,7 @@ impl Graph {
                 };
                 dims.push(format!("{}={n}", DIMS[k]));
             }
-            format!("!teg.tensor<[{}] x {}>", dims.join(", "), if self.int { "i32" } else { "f32" })
+            format!("!teg.tensor<[{}] x {}>", dims.join(", "), self.dtype)
         };
         match kind {
             0 => format!("    %v{i} = teg.reverse %v{x} along [\"{name}\"] : {t} -> {t}\n"),
@@ -282,10 +289,8 @@ impl Graph {
                 (0..3).filter_map(|k| s[k].map(|full| if full { self.extents[k] } else { 1 })).collect();
             let n = shape.iter().product::<u64>() as usize;
             let value = |j: usize| ((j as u64 * 2654435761 + seed * 97 + i as u64 * 13) % 17) as i64 - 8;
-            let data = match self.int {
-                true => Data::I32((0..n).map(|j| value(j) as i32).collect()),
-                false => Data::F32((0..n).map(|j| value(j) as f32).collect()),
-            };
+            let dtype = tapestry::array::DType::from_name(self.dtype).expect("a type");
+            let data = Data::from_f64(dtype, (0..n).map(|j| value(j) as f64));
             out.insert(format!("s{i}"), Array::new(shape, data).unwrap());
         }
         out
@@ -355,7 +360,8 @@ fn a_wrong_sink_is_reported_with_its_cell() {
     assert!(err.contains("'out' differs at [1, 0]: lowered 3.5, reference 3 (tolerance"), "{err}");
 }
 
-/// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k`, with `x`'s dimensions in either order.
+/// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k`, with `x`'s dimensions in either order, in f32
+/// or bf16, on one chip or sharded.
 #[derive(Clone, Debug)]
 struct Contract {
     batch: Option<u64>,
@@ -368,6 +374,8 @@ struct Contract {
     /// Devices of the mesh (one axis, `x`), and which dimension of the index space the contraction's plan splits.
     mesh: u64,
     split: usize,
+    /// The element type: f32 or bf16.
+    dtype: &'static str,
 }
 
 fn contract() -> impl Strategy<Value = Contract> {
@@ -385,9 +393,9 @@ fn contract() -> impl Strategy<Value = Contract> {
         any::<bool>(),
         any::<bool>(),
         machine,
-        (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5),
+        (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5, prop::sample::select(vec!["f32", "bf16"])),
     )
-        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split))| Contract {
+        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype))| Contract {
             batch,
             rows,
             k,
@@ -397,6 +405,7 @@ fn contract() -> impl Strategy<Value = Contract> {
             machine,
             mesh,
             split,
+            dtype,
         })
 }
 
@@ -404,7 +413,7 @@ impl Contract {
     fn text(&self) -> String {
         let ty = |dims: &[(String, u64)]| {
             let d: Vec<String> = dims.iter().map(|(n, e)| format!("{n}={e}")).collect();
-            format!("!teg.tensor<[{}] x f32>", d.join(", "))
+            format!("!teg.tensor<[{}] x {}>", d.join(", "), self.dtype)
         };
         let batch: Vec<(String, u64)> = self.batch.iter().map(|&e| ("bt".to_string(), e)).collect();
         let rows: Vec<(String, u64)> = self.rows.iter().enumerate().map(|(i, &e)| (format!("m{i}"), e)).collect();
@@ -445,11 +454,12 @@ impl Contract {
         };
         format!(
             "builtin.module{attrs} {{\n  teg.graph @g{mesh} {{\n    %x = teg.source @x : {}\n    %w = teg.source @w : {}\n    \
-             %b = teg.source @b : !teg.tensor<[n={}] x f32>\n    %r = {op}\n    %k = teg.sink @r %r : {} -> !teg.token\n    \
+             %b = teg.source @b : !teg.tensor<[n={}] x {}>\n    %r = {op}\n    %k = teg.sink @r %r : {} -> !teg.token\n    \
              teg.sequence_point %k : !teg.token\n  }}\n}}\n",
             ty(&x),
             ty(&w),
             self.n,
+            self.dtype,
             ty(&r)
         )
     }
@@ -461,10 +471,10 @@ fn integer_inputs(text: &str) -> Values {
     let module = tapestry::parse::parse_file(&mut ctx, "g.tap", text).unwrap();
     let graph = walk::preorder(&ctx.body, module).into_iter().find(|&o| ctx.op_name(o) == "teg.graph").unwrap();
     let mut out = Values::new();
-    for (i, (name, shape, _)) in tapestry::dialects::teg::eval::sources(&ctx, graph).into_iter().enumerate() {
+    for (i, (name, shape, dtype)) in tapestry::dialects::teg::eval::sources(&ctx, graph).into_iter().enumerate() {
         let n = shape.iter().product::<u64>() as usize;
-        let data = (0..n).map(|j| ((j * 7 + i * 3) % 9) as f32 - 4.0).collect();
-        out.insert(name, Array::new(shape, Data::F32(data)).unwrap());
+        let data = Data::from_f64(dtype, (0..n).map(|j| ((j * 7 + i * 3) % 9) as f64 - 4.0));
+        out.insert(name, Array::new(shape, data).unwrap());
     }
     out
 }
@@ -759,4 +769,26 @@ fn host_segments_take_views_of_sources_and_fresh_names() {
     let mut inputs = Values::new();
     inputs.insert("host.0".into(), x(3, 5));
     check(clashing, &inputs).unwrap();
+}
+
+/// The kernel builder synchronizes as `canonicalize` would leave a kernel: canonicalizing a lowered kernel changes
+/// nothing (the MLP's, a sharded convolution's and the host segments' lit tests).
+#[test]
+fn lowered_kernels_are_canonical() {
+    use tapestry::ir::print::{op_to_string, PrintOptions};
+    let registry = PassRegistry::with_builtin();
+    for name in ["mlp.tap", "mlp-bf16.tap", "sharded-conv.tap", "sharded.tap", "host-after.tap", "reduce.tap"] {
+        let path = format!("{}/test/lit/lowering/{name}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut ctx = Context::new(tapestry::dialects::all());
+        let module = tapestry::parse::parse_file(&mut ctx, name, &text).unwrap();
+        let run = |pipeline: &str, ctx: &mut Context| {
+            let mut pm = PassManager::parse(pipeline, &registry).unwrap();
+            pm.run(ctx, module, &mut Instrumentation::quiet(&mut Vec::new())).unwrap();
+            op_to_string(ctx, module, PrintOptions::default())
+        };
+        let lowered = run("builtin.module(tap-to-npu)", &mut ctx);
+        assert!(lowered.contains("npu.kernel"), "{name}");
+        assert_eq!(run("builtin.module(canonicalize)", &mut ctx), lowered, "{name}");
+    }
 }

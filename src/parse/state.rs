@@ -105,8 +105,9 @@ struct Scope<'s> {
     forward: FxHashMap<&'s str, Forward<'s>>,
     blocks: FxHashMap<&'s str, (BlockId, bool, usize)>,
     /// `%name: type` pairs written before the region opened (a pretty op's signature, such as `func.func`'s):
-    /// the types of its entry arguments, known before the custom parser binds them, for type inference.
-    hints: Vec<(&'s str, TypeId)>,
+    /// the types of its entry arguments, known before the custom parser binds them, for type inference. By name
+    /// (the last written wins): a kernel may have as many arguments as lines.
+    hints: FxHashMap<&'s str, TypeId>,
 }
 
 /// Everything the grammar actions need.
@@ -131,7 +132,7 @@ pub struct ParseState<'s, 'c> {
     dialect_items: FxHashMap<DialectItemKey<'s>, Result<usize, ItemError>>,
     op_names: FxHashMap<&'s str, Symbol>,
     /// Signature hints seen since the last region opened (see `Scope::hints`).
-    pending_hints: Vec<(&'s str, TypeId)>,
+    pending_hints: FxHashMap<&'s str, TypeId>,
 }
 
 impl<'s, 'c> ParseState<'s, 'c> {
@@ -150,7 +151,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
             loc_aliases: FxHashMap::default(),
             pending_loc_aliases: Vec::new(),
             pending_loc_index: FxHashMap::default(),
-            pending_hints: Vec::new(),
+            pending_hints: FxHashMap::default(),
             syntax_errors: 0,
             tensor_types: FxHashMap::default(),
             dialect_items: FxHashMap::default(),
@@ -196,7 +197,7 @@ impl<'s, 'c> ParseState<'s, 'c> {
         use crate::ir::asm::AsmItem;
         for w in items.windows(3) {
             if let [AsmItem::Value(v, _), AsmItem::Punct(":", _), AsmItem::Type(t, _)] = w {
-                self.pending_hints.push((v, *t));
+                self.pending_hints.insert(v, *t);
             }
         }
     }
@@ -403,9 +404,13 @@ impl<'s, 'c> ParseState<'s, 'c> {
         let values: Vec<ValueId> = args.iter().map(|a| self.ctx.body.add_block_arg(block, a.ty, a.loc)).collect();
         let Some(list) = self.pending.get_mut(region.pending as usize) else { return };
         let forwards = std::mem::take(list);
+        let mut by_name: FxHashMap<&str, usize> = FxHashMap::default();
+        for (i, a) in args.iter().enumerate() {
+            by_name.entry(a.name).or_insert(i);
+        }
         let mut rest = Vec::new();
         for f in forwards {
-            match args.iter().position(|a| a.name == f.name) {
+            match by_name.get(f.name).copied() {
                 Some(i) => {
                     let offset = match args[i].loc {
                         Loc::Source { offset, .. } => offset as usize - self.base,
@@ -697,8 +702,7 @@ impl AsmEnv for ParseState<'_, '_> {
         if let Some((v, _)) = self.lookup(name) {
             return Some(self.ctx.body.value_type(v));
         }
-        let hinted = self.scopes.iter().rev().flat_map(|s| s.hints.iter().rev()).find(|(n, _)| *n == name);
-        hinted.map(|&(_, t)| t)
+        self.scopes.iter().rev().find_map(|s| s.hints.get(name).copied())
     }
 }
 

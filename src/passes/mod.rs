@@ -53,7 +53,8 @@ const SIMPLIFY: PipelineEntry = PipelineEntry {
 
 /// The built-in named pipeline `tap-to-npu`: a TEG graph lowered to an NPU kernel (with `auto-shard`, search a
 /// sharding over the graph's `teg.mesh`; split the graph by its `teg.shard` plans, if it has any; prune what no
-/// sink observes; lay out every tensor; convert, each device's ops on its chip).
+/// sink observes; lay out every tensor; convert, each device's ops on its chip, its synchronization already as
+/// `canonicalize` would leave it).
 const TO_NPU: PipelineEntry = PipelineEntry {
     argument: "tap-to-npu",
     description: "Lower TEG graphs to npu.kernel programs: [teg-auto-shard,] teg-shard, teg-prune, resolve-layouts, \

@@ -11,6 +11,7 @@ pub mod effects;
 pub mod interp;
 pub mod machine_attr;
 pub mod ops;
+pub mod simplify_sync;
 pub mod types;
 
 use crate::ir::registry::ItemError;

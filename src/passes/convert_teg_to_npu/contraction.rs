@@ -83,8 +83,12 @@ pub fn check(ctx: &Context, op: OpId, c: &Contraction) -> Result<(), String> {
         .filter_map(|v| as_tensor(ctx, ctx.body.value_type(v)))
         .collect();
     let [x, w, .., r] = types[..] else { return Err("a contraction has two operands and a result".into()) };
-    if types.iter().any(|t| t.dtype != DType::F32) {
-        return Err(format!("'{}' is lowered on f32 (bf16 and i8 are still to come)", ctx.op_name(op)));
+    if !matches!(x.dtype, DType::F32 | DType::BF16) {
+        return Err(format!(
+            "'{}' on {} is not lowered yet (f32 and bf16, which the tensor unit accumulates in f32)",
+            ctx.op_name(op),
+            x.dtype
+        ));
     }
     roles(x, w, r).map(|_| ())
 }
@@ -124,16 +128,16 @@ struct Sizes {
 }
 
 /// The largest tile sizes (columns a multiple of the TRF lanes, chunks of `k` a multiple of 8) that fit the
-/// accumulator, a TRF lane and a third of data memory for each of the inputs and the output: columns first, then
-/// the chunk, then rows.
-fn sizes(n_pad: u64, k_ext: u64, cfg: &NpuConfig) -> Result<Sizes, String> {
-    let size = 4;
+/// accumulator (f32), a TRF lane and a third of data memory for each of the inputs (of `size` bytes) and the
+/// output (f32 before its cast, the bias too): columns first, then the chunk, then rows.
+fn sizes(n_pad: u64, k_ext: u64, size: u64, cfg: &NpuConfig) -> Result<Sizes, String> {
     let lanes = cfg.trf_lanes.max(1);
-    let third = cfg.dm_slice_bytes / 3 / 8 * 8 / size;
+    let third = cfg.dm_slice_bytes / 3 / 8 * 8;
     let rows = |n: u64, k: u64| {
         // The accumulator tile; x's box (with room to align its row start) next to w's; the output and bias.
-        let inputs = third.saturating_sub(k * n) / round_up(k, 8).max(1);
-        (cfg.acc_slice_bytes / size / n).min(inputs.saturating_sub(8)).min(third.saturating_sub(n) / n).min(1 << 12)
+        let inputs = (third / size).saturating_sub(k * n) / round_up(k, 8).max(1);
+        let out = (third / 4).saturating_sub(2 * n + 16) / n;
+        (cfg.acc_slice_bytes / 4 / n).min(inputs.saturating_sub(8)).min(out).min(1 << 12)
     };
     let mut n = round_up(n_pad.min(128), lanes);
     loop {
@@ -203,8 +207,8 @@ fn lower(
             for (first, end) in runs(&steps) {
                 let slices = l.slices(first, end);
                 let step = &steps[first as usize];
-                l.compute(rw, &load_trf(slices, step, &cfg))?;
-                l.compute(rw, &matmul(slices, step, c > 0))?;
+                l.compute(rw, &load_trf(slices, step, x.elem, &cfg))?;
+                l.compute(rw, &matmul(slices, step, x.elem, c > 0))?;
             }
         }
         finish(l, rw, wave, &ri, bi.as_ref(), 2 * third, &cfg)?;
@@ -218,7 +222,7 @@ fn lower(
 fn plan(space: &[u64], batch: usize, x: &Input, w: &Input, cfg: &NpuConfig) -> Result<(Sizes, Vec<Tile>), String> {
     let (nd, kd) = (space.len() - 2, space.len() - 1);
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
-    let mut sz = sizes(space[nd], space[kd], cfg)?;
+    let mut sz = sizes(space[nd], space[kd], x.tensor.elem.bytes(), cfg)?;
     loop {
         let tiles = tiles(space, batch, sz)?;
         let fits = tiles.iter().all(|t| {
@@ -329,36 +333,36 @@ fn bring_in(
     })
 }
 
-/// `w`'s box into the TRF: column `j` (`8g + l`) in lane `l` from byte `g · k · 4`, its `k` elements in order.
-fn load_trf(slices: Slices, s: &Step, cfg: &NpuConfig) -> Instruction {
-    let lanes = cfg.trf_lanes;
+/// `w`'s box into the TRF: column `j` (`8g + l`) in lane `l` from byte `g · k · size`, its `k` elements in order.
+fn load_trf(slices: Slices, s: &Step, elem: ElemType, cfg: &NpuConfig) -> Instruction {
+    let (lanes, size) = (cfg.trf_lanes, elem.bytes());
     let (ks, ns) = s.w_strides;
     let groups = s.n / lanes;
     let src = AccessPattern::new(
-        s.w.base + s.w_skip * 4,
+        s.w.base + s.w_skip * size,
         &[(groups as u32, ns * lanes as i64), (lanes as u32, ns), (s.k as u32, ks)],
-        4,
+        size as u32,
     );
     let dst = AccessPattern::new(
         0,
-        &[(groups as u32, (s.k * 4) as i64), (lanes as u32, cfg.trf_lane_bytes as i64)],
-        (s.k * 4) as u32,
+        &[(groups as u32, (s.k * size) as i64), (lanes as u32, cfg.trf_lane_bytes as i64)],
+        (s.k * size) as u32,
     );
     Instruction::Stream(Stream {
         kind: Kind::LoadTrf,
         slices,
         src: Operand { space: Space::Dm, pattern: src },
         dst: Operand { space: Space::Trf, pattern: dst },
-        from: ElemType::F32,
-        to: ElemType::F32,
+        from: elem,
+        to: elem,
         relu: false,
         requant: Requant { scale: 1, shift: 0 },
         tile: (1, 1),
     })
 }
 
-/// The tile's matmul into the accumulator (from byte 0).
-fn matmul(slices: Slices, s: &Step, accumulate: bool) -> Instruction {
+/// The tile's matmul of `elem`s into the accumulator (from byte 0), in f32.
+fn matmul(slices: Slices, s: &Step, elem: ElemType, accumulate: bool) -> Instruction {
     Instruction::Matmul(Matmul {
         slices,
         m: s.m,
@@ -368,12 +372,13 @@ fn matmul(slices: Slices, s: &Step, accumulate: bool) -> Instruction {
         b_base: 0,
         c: Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (s.m * s.n * 4) as u32) },
         accumulate,
-        from: ElemType::F32,
+        from: elem,
         to: ElemType::F32,
     })
 }
 
-/// After a wave's last chunk: the bias added, the tiles moved to data memory at `out` and written to the result.
+/// After a wave's last chunk: the bias added (cast to f32 first if it is not), the tiles moved to data memory at
+/// `out` (cast to the result's type) and written to the result.
 fn finish(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
@@ -400,7 +405,14 @@ fn finish(
                 reads.push((dm, skip));
             }
             let (dm, skip) = &reads[0];
-            let rhs = AccessPattern::new(dm.base + skip * 4, &[(m as u32, 0)], (n * 4) as u32);
+            let mut row =
+                AccessPattern::new(dm.base + skip * b.tensor.elem.bytes(), &[], (n * b.tensor.elem.bytes()) as u32);
+            if b.tensor.elem != ElemType::F32 {
+                let wide = AccessPattern::new(round_up(at + dm.bytes, 8), &[], (n * 4) as u32);
+                l.compute(rw, &cast(slices, Space::Dm, row, wide.clone(), b.tensor.elem, ElemType::F32))?;
+                row = wide;
+            }
+            let rhs = AccessPattern::new(row.base, &[(m as u32, 0)], (n * 4) as u32);
             let add = Vector {
                 kind: "add".into(),
                 slices,
@@ -411,19 +423,9 @@ fn finish(
             };
             l.compute(rw, &Instruction::Vector(add))?;
         }
-        let moved = Operand { space: Space::Dm, pattern: AccessPattern::new(out, &[], (m * n * 4) as u32) };
-        let cast = Stream {
-            kind: Kind::Cast,
-            slices,
-            src: acc,
-            dst: moved,
-            from: ElemType::F32,
-            to: ElemType::F32,
-            relu: false,
-            requant: Requant { scale: 1, shift: 0 },
-            tile: (1, 1),
-        };
-        l.compute(rw, &Instruction::Stream(cast))?;
+        let to = r.tensor.elem;
+        let moved = AccessPattern::new(out, &[], (m * n * to.bytes()) as u32);
+        l.compute(rw, &cast(slices, Space::Acc, acc.pattern, moved, ElemType::F32, to))?;
     }
     for (slice, tile) in wave.iter().enumerate() {
         let (start, ext, _) = operand_box(r, tile, 0);
@@ -432,4 +434,26 @@ fn finish(
         l.dma(rw, &box_dma(&r.tensor, &start, &ext, &dm, memory, false, cfg), r.tensor.elem)?;
     }
     Ok(())
+}
+
+/// A cast of `src` (in `space`) into data memory at `dst`, `from` to `to` (a move when they are the same).
+fn cast(
+    slices: Slices,
+    space: Space,
+    src: AccessPattern,
+    dst: AccessPattern,
+    from: ElemType,
+    to: ElemType,
+) -> Instruction {
+    Instruction::Stream(Stream {
+        kind: Kind::Cast,
+        slices,
+        src: Operand { space, pattern: src },
+        dst: Operand { space: Space::Dm, pattern: dst },
+        from,
+        to,
+        relu: false,
+        requant: Requant { scale: 1, shift: 0 },
+        tile: (1, 1),
+    })
 }

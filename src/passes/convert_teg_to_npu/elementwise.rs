@@ -9,7 +9,7 @@ use super::buffers::npu_elem;
 use super::buffers::Tensor;
 use super::operand::{map_dims, operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling, CHUNK_ALIGN};
-use super::transfer::{box_dma, dm_box, dm_bytes};
+use super::transfer::{box_dma, dm_box, dm_bytes, round_up};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
@@ -103,12 +103,14 @@ pub fn check(ctx: &Context, op: OpId, cell: &Cell) -> Result<(), String> {
     }
     let integer_ok = matches!(f, "relu" | "neg" | "abs" | "add" | "sub" | "mul" | "max" | "min");
     match dtype {
-        Some(DType::F32) => Ok(()),
+        Some(DType::F32 | DType::BF16) => Ok(()),
         Some(DType::I32) if integer_ok => Ok(()),
         Some(DType::I32) => Err(format!(
             "'{name}' on i32 is not lowered (padding would divide by zero); the vector unit computes it on f32"
         )),
-        Some(t) => Err(format!("'{name}' on {t} is not lowered yet: the vector unit computes on f32 and i32")),
+        Some(t) => Err(format!(
+            "'{name}' on {t} is not lowered yet: the vector unit computes on f32 and i32 (bf16 through f32)"
+        )),
         None => Err(format!("'{name}' has no tensor result")),
     }
 }
@@ -157,11 +159,18 @@ pub fn combine(
     lower(l, rw, &[(f, None)], acc, &inputs)
 }
 
-/// Writes the tiles of `result = f(operands)`.
+/// Writes the tiles of `result = f(operands)`. A bf16 op computes in f32: its operands are cast to f32 in data
+/// memory first, and its result back to bf16 (rounding once, as the reference does).
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, inputs: &[Input]) -> Result<(), String> {
     let cfg = l.cfg.clone();
     let space = result.space();
     let budget = cfg.dm_slice_bytes * 3 / 8 / 8 * 8;
+    let widen = result.elem == ElemType::Bf16 && f[0].0 != "cast";
+    // f32 copies of the operands and the result, each the result's tile's elements.
+    let wide = |ext: &[u64]| match widen {
+        true => (inputs.len() as u64 + 1) * dm_bytes(result, ext, &cfg) / result.elem.bytes() * 4,
+        false => 0,
+    };
     // Bytes of a tile's result and operand boxes, each operand with room for the alignment of its row start.
     let bytes = |ext: &[u64]| {
         let tile = Tile { start: vec![0; ext.len()], ext: ext.to_vec() };
@@ -173,7 +182,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
                 dm_bytes(&x.tensor, &e, &cfg)
             })
             .sum();
-        dm_bytes(result, ext, &cfg) + inputs
+        dm_bytes(result, ext, &cfg) + inputs + wide(ext)
     };
     let total = dm_bytes(result, &space, &cfg);
     let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
@@ -186,22 +195,21 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
         let base = (l.waves % 2) * budget;
         l.waves += 1;
         let mut reads = Vec::with_capacity(wave.len());
+        let mut ends = Vec::with_capacity(wave.len());
         for (slice, tile) in wave.iter().enumerate() {
-            reads.push(bring_in(l, rw, inputs, tile, slice as u64, base + dm_bytes(result, &tile.ext, &cfg))?);
+            let at = base + dm_bytes(result, &tile.ext, &cfg);
+            let (read, end) = bring_in(l, rw, inputs, tile, slice as u64, at)?;
+            reads.push(read);
+            ends.push(end);
         }
         let work: Vec<_> = reads.iter().zip(wave).map(|(r, t)| (r, &t.ext)).collect();
         for (first, end) in runs(&work) {
             let (reads, ext) = work[first as usize];
             let dst = AccessPattern::new(base, &[], dm_bytes(result, ext, &cfg) as u32);
             let slices = l.slices(first, end);
-            for (k, &(kind, imm)) in f.iter().enumerate() {
-                let reads = if k == 0 { reads.clone() } else { vec![dst.clone()] };
-                let step = match kind {
-                    "cast" => cast(slices, &reads[0], inputs[0].tensor.elem, dst.clone(), result.elem),
-                    _ => vector(kind, imm, slices, &reads, dst.clone(), result),
-                };
-                l.compute(rw, &step)?;
-            }
+            // Scratch after the furthest operand box of the run's slices.
+            let scratch = ends[first as usize..end as usize].iter().copied().max().unwrap_or(base);
+            compute(l, rw, f, slices, reads, &dst, inputs, result, widen.then_some(scratch))?;
         }
         for (slice, tile) in wave.iter().enumerate() {
             let dm = dm_box(result, &tile.ext, base, &cfg);
@@ -212,8 +220,48 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
     Ok(())
 }
 
+/// The instructions of `f` on a run of slices: from the operands `reads` into `dst` (the result's tile); with
+/// `scratch`, through f32 copies there (a bf16 op).
+#[allow(clippy::too_many_arguments)]
+fn compute(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    f: &[Step],
+    slices: Slices,
+    reads: &[AccessPattern],
+    dst: &AccessPattern,
+    inputs: &[Input],
+    result: &Tensor,
+    scratch: Option<u64>,
+) -> Result<(), String> {
+    let Some(scratch) = scratch else {
+        for (k, &(kind, imm)) in f.iter().enumerate() {
+            let reads = if k == 0 { reads.to_vec() } else { vec![dst.clone()] };
+            let step = match kind {
+                "cast" => cast(slices, &reads[0], inputs[0].tensor.elem, dst.clone(), result.elem),
+                _ => vector(kind, imm, slices, &reads, dst.clone(), result.elem),
+            };
+            l.compute(rw, &step)?;
+        }
+        return Ok(());
+    };
+    let bytes = dst.bytes().expect("a dense tile") / result.elem.bytes() * 4;
+    let at = |k: u64| AccessPattern::new(round_up(scratch, 8) + k * bytes, &[], bytes as u32);
+    let mut wide = Vec::with_capacity(reads.len());
+    for (k, (read, x)) in reads.iter().zip(inputs).enumerate() {
+        l.compute(rw, &cast(slices, read, x.tensor.elem, at(k as u64), ElemType::F32))?;
+        wide.push(at(k as u64));
+    }
+    let out = at(reads.len() as u64);
+    for (k, &(kind, imm)) in f.iter().enumerate() {
+        let reads = if k == 0 { wide.clone() } else { vec![out.clone()] };
+        l.compute(rw, &vector(kind, imm, slices, &reads, out.clone(), ElemType::F32))?;
+    }
+    l.compute(rw, &cast(slices, &out, ElemType::F32, dst.clone(), result.elem))
+}
+
 /// Brings each operand's box of `tile` into slice `slice` from `at` on; the patterns reading them in the
-/// tile's order.
+/// tile's order, and where the boxes end.
 fn bring_in(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
@@ -221,7 +269,7 @@ fn bring_in(
     tile: &Tile,
     slice: u64,
     mut at: u64,
-) -> Result<Vec<AccessPattern>, String> {
+) -> Result<(Vec<AccessPattern>, u64), String> {
     let cfg = l.cfg.clone();
     let mut reads = Vec::with_capacity(inputs.len());
     for x in inputs {
@@ -233,7 +281,7 @@ fn bring_in(
         reads.push(read_pattern(x, tile, &order, &dm, skip));
         at += dm.bytes;
     }
-    Ok(reads)
+    Ok((reads, at))
 }
 
 /// The cast of the `from` elements `src` reads into `dst`'s `to` elements on `slices`.
@@ -251,15 +299,15 @@ fn cast(slices: Slices, src: &AccessPattern, from: ElemType, dst: AccessPattern,
     })
 }
 
-/// The vector instruction computing `f` of the operands read by `reads` (or of the first and `imm`) into `dst` on
-/// `slices`.
+/// The vector instruction computing `f` of the `dtype` operands read by `reads` (or of the first and `imm`) into
+/// `dst` on `slices`.
 fn vector(
     f: &str,
     imm: Option<f64>,
     slices: Slices,
     reads: &[AccessPattern],
     dst: AccessPattern,
-    result: &Tensor,
+    dtype: ElemType,
 ) -> Instruction {
     let dm = |p: &AccessPattern| Operand { space: Space::Dm, pattern: p.clone() };
     let rhs = imm.map(Rhs::Imm).or_else(|| reads.get(1).map(|p| Rhs::Operand(dm(p))));
@@ -269,6 +317,6 @@ fn vector(
         src: dm(&reads[0]),
         rhs,
         dst: Operand { space: Space::Dm, pattern: dst },
-        dtype: result.elem,
+        dtype,
     })
 }

@@ -23,6 +23,7 @@ mod views;
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
+use crate::array::DType;
 use crate::dialects::npu::build::KernelBuilder;
 use crate::dialects::npu::dma::{Dma, Memory};
 use crate::dialects::npu::machine_attr::machine_of;
@@ -32,6 +33,7 @@ use crate::dialects::npu::ops::onchip::Slices;
 use crate::dialects::npu::types::{buf_type, BufType};
 use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::shard_problem::mesh_of;
+use crate::dialects::teg::tensor_type::as_tensor;
 use crate::dialects::teg::tensor_type::{TensorType, TokenType};
 use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::dialects::teg::{graph_ops, graphs_under};
@@ -209,7 +211,12 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let state = state.into_inner();
     match (result, state.error) {
         (_, Some(d)) | (Err(d), None) => Err(d),
-        (Ok(_), None) => Ok(state.kernel.written),
+        (Ok(_), None) => {
+            let written = state.kernel.written;
+            let mut rw = Rewriter::at(ctx, state.kernel.kernel);
+            state.kernel.finish(&mut rw);
+            Ok(written)
+        }
     }
 }
 
@@ -273,7 +280,10 @@ fn check_supported(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
         OpKind::Conv2d(_) => conv::check(ctx, op).map_err(err),
         OpKind::Reduce(r) => reduction::check(ctx, op, r).map_err(err),
         OpKind::View(v) => views::check(ctx, op, v).map_err(err),
-        OpKind::Reshard(r) => views::check_reshard(r).map_err(err),
+        OpKind::Reshard(r) => {
+            let dtype = as_tensor(ctx, ctx.body.value_type(ctx.body.result(op, 0))).map_or(DType::F32, |t| t.dtype);
+            views::check_reshard(r, dtype).map_err(err)
+        }
         OpKind::Generate(g) if views::constant_value(g).is_some() => Ok(()),
         _ => Err(err(format!(
             "convert-teg-to-npu cannot lower '{}' yet (it lowers sources, sinks, elementwise ops, contractions, convolutions, reductions, views, reshards and constants)",

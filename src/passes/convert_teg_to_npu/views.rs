@@ -149,11 +149,14 @@ fn combining(monoid: Monoid) -> Option<&'static str> {
 }
 
 /// Why the reshard `op` cannot be lowered, if it cannot.
-pub fn check_reshard(reshard: &Reshard) -> Result<(), String> {
+pub fn check_reshard(reshard: &Reshard, dtype: DType) -> Result<(), String> {
     match reshard.combine {
         Some(monoid) if combining(monoid).is_none() => {
             Err(format!("partial results combined by '{}' are not lowered yet", monoid.name()))
         }
+        Some(_) if !matches!(dtype, DType::F32 | DType::I32) => Err(format!(
+            "partial results of {dtype} are not combined on the NPU (its vector unit computes on f32 and i32)"
+        )),
         _ => Ok(()),
     }
 }

@@ -2,9 +2,10 @@
 //! its HBM buffers and takes instructions in program order, each as its decoded value (a [`Dma`] or an
 //! [`Instruction`]) and a queue; it checks the machine's rules for each, and synchronizes them itself: one
 //! timeline semaphore per queue, each instruction signalling its position on its queue and waiting for the latest
-//! instruction of each other queue whose bytes it depends on ([`hazards`]). The interpreter's race detector is
-//! the check that this ordering is enough.
+//! instruction of each other queue whose bytes it depends on ([`hazards`]) unless what it already knows has
+//! happened implies it ([`clocks`]). The interpreter's race detector is the check that this ordering is enough.
 
+pub mod clocks;
 pub mod hazards;
 pub mod ops;
 
@@ -12,9 +13,11 @@ use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::clauses::{queue_index, Sync};
 use crate::dialects::npu::ops::instruction::{check_work, Access, Instruction};
 use crate::dialects::npu::types::{buf_type, sem_type, BufType};
+use crate::ir::builder::OpState;
 use crate::ir::rewrite::Rewriter;
-use crate::ir::{BlockId, Loc, OpId, ValueId};
+use crate::ir::{Attr, BlockId, Loc, OpId, ValueDef, ValueId};
 use crate::machine::{ElemType, NpuConfig};
+use clocks::Clocks;
 use hazards::{Hazards, Stamp};
 use indexmap::IndexMap;
 
@@ -32,6 +35,10 @@ pub struct KernelBuilder {
     /// Per `(chip, queue)`: its semaphore and the instructions issued on it.
     queues: IndexMap<(u64, String), (ValueId, u64)>,
     hazards: Hazards,
+    clocks: Clocks,
+    /// Per queue (by index), its instructions; and whether any instruction waits for it.
+    issued: Vec<Vec<OpId>>,
+    waited: Vec<bool>,
     /// The last semaphore made (the next goes after it).
     last_semaphore: Option<OpId>,
     /// Instructions written.
@@ -60,6 +67,9 @@ impl KernelBuilder {
             cfg,
             queues: IndexMap::new(),
             hazards: Hazards::default(),
+            clocks: Clocks::default(),
+            issued: Vec::new(),
+            waited: Vec::new(),
             last_semaphore: None,
             written: 0,
         }
@@ -87,8 +97,7 @@ impl KernelBuilder {
         let sync = self.sync(rw, &instruction, queue)?;
         let args = &self.args;
         let state = ops::dma_state(rw.interners(), dma, dtype, &|r| args[r as usize], &sync, Loc::Unknown);
-        self.written += 1;
-        Ok(rw.create(state))
+        Ok(self.issue(rw, state, &sync))
     }
 
     /// Writes compute instruction `instruction` on `queue` (`main` or `sub`) at the rewriter's insertion point.
@@ -97,8 +106,39 @@ impl KernelBuilder {
         let sync = self.sync(rw, instruction, queue)?;
         let state = ops::compute_state(rw.interners(), instruction, &sync, Loc::Unknown)
             .ok_or("this instruction cannot be written from code yet")?;
+        Ok(self.issue(rw, state, &sync))
+    }
+
+    /// Creates the instruction `state`, synchronized by `sync`, and notes it on its queue.
+    fn issue(&mut self, rw: &mut Rewriter<'_>, state: OpState, sync: &Sync) -> OpId {
+        let op = rw.create(state);
         self.written += 1;
-        Ok(rw.create(state))
+        let sem = sync.signals[0].0;
+        let index = self.queues.values().position(|q| q.0 == sem).expect("the queue of a signal");
+        self.issued[index].push(op);
+        op
+    }
+
+    /// Ends the kernel: the queues no instruction waits for signal nothing and lose their semaphores, as
+    /// `canonicalize` would leave them.
+    pub fn finish(self, rw: &mut Rewriter<'_>) {
+        let empty = {
+            let ints = rw.interners();
+            ints.attr(Attr::Array(Vec::new().into()))
+        };
+        for (index, (sem, _)) in self.queues.values().enumerate() {
+            if self.waited[index] {
+                continue;
+            }
+            for &op in &self.issued[index] {
+                let operands: Vec<ValueId> = rw.ir().body.operands(op).filter(|v| v != sem).collect();
+                rw.set_operands(op, &operands);
+                rw.set_prop(op, "signals", empty);
+            }
+            if let ValueDef::Result { op, .. } = rw.ir().body.value_def(*sem) {
+                rw.erase_op(op);
+            }
+        }
     }
 
     /// Checks that `more` instructions still fit under [`MAX_KERNEL_INSTRUCTIONS`], before a lowering writes them.
@@ -124,6 +164,8 @@ impl KernelBuilder {
             Some(i) => i,
             None => {
                 let sem = self.semaphore(rw);
+                self.issued.push(Vec::new());
+                self.waited.push(false);
                 self.queues.insert_full(key, (sem, 0)).0
             }
         };
@@ -131,7 +173,10 @@ impl KernelBuilder {
         *count += 1;
         let me = Stamp { queue: index, seq: *count };
         let signals = vec![(*sem, *count)];
-        let waits = self.hazards.order(&accesses, me);
+        let waits = self.clocks.keep(me, self.hazards.order(&accesses, me));
+        for w in &waits {
+            self.waited[w.queue] = true;
+        }
         let waits = waits.into_iter().map(|w| (self.queues[w.queue].0, w.seq)).collect();
         Ok(Sync { queue: queue.to_string(), waits, signals })
     }

@@ -22,6 +22,7 @@ pub const KERNEL: OpInfo = OpInfo {
     attrs: &[AttrSpec { name: "sym_name", kind: AttrKind::String, optional: false, default: None }],
     verify: Some(verify),
     syntax: Syntax::Custom { parse, print },
+    canonicalization: &[&crate::dialects::npu::simplify_sync::SimplifySync],
     ..OpInfo::new("npu.kernel", "an NPU program: HBM buffers in, instructions in program order")
 };
 
