@@ -360,8 +360,8 @@ fn a_wrong_sink_is_reported_with_its_cell() {
     assert!(err.contains("'out' differs at [1, 0]: lowered 3.5, reference 3 (tolerance"), "{err}");
 }
 
-/// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k`, with `x`'s dimensions in either order, in f32
-/// or bf16, on one chip or sharded.
+/// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k` (and maybe `j` too, before or after `k` in
+/// `x`), with `x`'s dimensions in either order, in f32 or bf16, on one chip or sharded.
 #[derive(Clone, Debug)]
 struct Contract {
     batch: Option<u64>,
@@ -376,6 +376,8 @@ struct Contract {
     split: usize,
     /// The element type: f32 or bf16.
     dtype: &'static str,
+    /// A second summed dimension `j`: its extent, and whether it comes last in `x`.
+    extra: Option<(u64, bool)>,
 }
 
 fn contract() -> impl Strategy<Value = Contract> {
@@ -393,9 +395,14 @@ fn contract() -> impl Strategy<Value = Contract> {
         any::<bool>(),
         any::<bool>(),
         machine,
-        (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5, prop::sample::select(vec!["f32", "bf16"])),
+        (
+            prop::sample::select(vec![1u64, 1, 2, 4]),
+            0usize..5,
+            prop::sample::select(vec!["f32", "bf16"]),
+            prop::option::weighted(0.3, (1u64..6, any::<bool>())),
+        ),
     )
-        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype))| Contract {
+        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype, extra))| Contract {
             batch,
             rows,
             k,
@@ -406,6 +413,7 @@ fn contract() -> impl Strategy<Value = Contract> {
             mesh,
             split,
             dtype,
+            extra,
         })
 }
 
@@ -427,12 +435,17 @@ impl Contract {
             x.extend(rows.clone());
             x.push(k.clone());
         }
-        let w: Vec<_> = batch.iter().cloned().chain([k, n.clone()]).collect();
+        let j: Vec<(String, u64)> = self.extra.iter().map(|&(e, _)| ("j".to_string(), e)).collect();
+        match self.extra {
+            Some((_, true)) => x.extend(j.clone()),
+            Some((_, false)) => x.insert(batch.len(), j[0].clone()),
+            None => {}
+        }
+        let w: Vec<_> = batch.iter().cloned().chain(j).chain([k.clone(), n.clone()]).collect();
         let r: Vec<_> = batch.iter().cloned().chain(rows).chain([n.clone()]).collect();
-        let linear = self.bias && self.batch.is_none() && !self.k_first;
+        let linear = self.bias && self.batch.is_none() && !self.k_first && self.extra.is_none();
         // The plan: a dimension of the index space (the result's, then k) at least as long as the mesh.
-        let space: Vec<&(String, u64)> =
-            r.iter().chain([&x[if self.k_first { batch.len() } else { x.len() - 1 }]]).collect();
+        let space: Vec<&(String, u64)> = r.iter().chain([&k]).collect();
         let (d, e) = space[self.split % space.len()];
         let plan = match self.mesh > 1 && *e >= self.mesh {
             true => format!(" attributes {{teg.shard = {{{d} = \"x\"}}}}"),

@@ -1,9 +1,11 @@
-//! Contractions on the tensor unit: `teg.contract`, `teg.matmul` and `teg.linear` whose one summed dimension `k`
-//! is in both operands and whose result's last dimension `n` is `w`'s last; the result's other dimensions are
-//! batch dimensions (in `x`, `w` and the result: one matmul per index) or rows `m` (in `x` only, flattened).
+//! Contractions on the tensor unit: `teg.contract`, `teg.matmul` and `teg.linear` whose result's last dimension
+//! `n` is `w`'s last; the result's other dimensions are batch dimensions (in `x`, `w` and the result: one matmul
+//! per index) or rows `m` (in `x` only, flattened); the summed dimensions are in both operands. The last summed
+//! one in `x`'s order is `k`, which the matmul sums; the others are walked index by index, each accumulating into
+//! the same tile.
 //!
-//! The index space is `[batch..., m..., n, k]` (`n` padded like the result's rows, so that whole rows are
-//! computed). Tiles of `batch × m × n` go to slices in waves; per tile, `k` comes in chunks that alternate between
+//! The index space is `[summed..., batch..., m..., n, k]` (`n` padded like the result's rows, so that whole rows
+//! are computed). Tiles of `batch × m × n` go to slices in waves; per tile, `k` comes in chunks that alternate between
 //! two halves of data memory: `x`'s box and `w`'s box come in by DMA, `w`'s rows go into the TRF (column `j` in
 //! lane `j mod 8`), and a matmul computes (first chunk) or accumulates (the others) the tile in the accumulator,
 //! reading `x` in `(m, k)` order whatever its layout. A linear's bias is added there by the vector unit (broadcast
@@ -38,6 +40,8 @@ const MIN_TILE_ROWS: u64 = 16;
 
 /// The roles of a contraction's dimensions, by name.
 struct Roles {
+    /// Summed dimensions other than `k`.
+    summed: Vec<String>,
     batch: Vec<String>,
     rows: Vec<String>,
     n: String,
@@ -51,12 +55,10 @@ fn roles(x: &TensorType, w: &TensorType, r: &TensorType) -> Result<Roles, String
     if w.dims.last().map(|d| &d.0) != Some(&n) || has(x, &n) {
         return Err(format!("the result's last dimension '{n}' must be w's last and not x's"));
     }
-    let summed: Vec<&String> = x.dims.iter().map(|d| &d.0).filter(|d| has(w, d) && !has(r, d)).collect();
-    let [k] = summed[..] else {
-        return Err(format!("one summed dimension is lowered, this contraction sums {}", summed.len()));
-    };
+    let mut summed: Vec<String> = x.dims.iter().map(|d| d.0.clone()).filter(|d| has(w, d) && !has(r, d)).collect();
+    let k = summed.pop().ok_or("a contraction that sums nothing is not lowered (it is a product)")?;
     for t in [x, w] {
-        if let Some(d) = t.dims.iter().find(|d| !has(r, &d.0) && d.0 != *k) {
+        if let Some(d) = t.dims.iter().find(|d| !has(r, &d.0) && d.0 != k && !summed.contains(&d.0)) {
             return Err(format!("dimension '{}' of one operand is neither summed nor kept", d.0));
         }
     }
@@ -68,7 +70,7 @@ fn roles(x: &TensorType, w: &TensorType, r: &TensorType) -> Result<Roles, String
             _ => return Err(format!("the result's dimension '{name}' must come from x")),
         }
     }
-    Ok(Roles { batch, rows, n, k: k.clone() })
+    Ok(Roles { summed, batch, rows, n, k })
 }
 
 /// Why the contraction `op` cannot be lowered, if it cannot.
@@ -172,8 +174,9 @@ fn lower(
     r: &Tensor,
 ) -> Result<(), String> {
     let cfg = l.cfg.clone();
-    // The index space: batch..., rows..., n (padded), k.
-    let names: Vec<&String> = roles.batch.iter().chain(&roles.rows).chain([&roles.n, &roles.k]).collect();
+    // The index space: summed..., batch..., rows..., n (padded), k.
+    let names: Vec<&String> =
+        roles.summed.iter().chain(&roles.batch).chain(&roles.rows).chain([&roles.n, &roles.k]).collect();
     let extent = |name: &String| {
         [x, w, r].iter().find_map(|t| t.dims.iter().find(|d| &d.0 == name).map(|d| d.1)).expect("a dimension")
     };
@@ -186,22 +189,28 @@ fn lower(
     };
     let (xi, wi, ri) = (input(x), input(w), input(r));
     let bi = bias.map(input);
-    let (sz, tiles) = plan(&space, roles.batch.len(), &xi, &wi, &cfg)?;
-    // Per tile: per chunk of k two DMAs, a TRF load and a matmul; then a bias DMA and add, a move and a DMA.
-    let per_tile = space[kd].div_ceil(sz.k).saturating_mul(4).saturating_add(4);
-    l.kernel.reserve((tiles.len() as u64).saturating_mul(per_tile))?;
+    let lead = roles.summed.len();
+    let (sz, tiles) = plan(&space, lead, roles.batch.len(), &xi, &wi, &cfg)?;
+    // Per index of the other summed dimensions and chunk of k: two DMAs, a TRF load and a matmul; then a bias DMA
+    // and add, a move and a DMA.
+    let (k_ext, kc) = (space[kd], sz.k);
+    let count = space[..lead].iter().fold(k_ext.div_ceil(kc), |n, &e| n.saturating_mul(e));
+    l.kernel.reserve((tiles.len() as u64).saturating_mul(count.saturating_mul(4).saturating_add(4)))?;
+    let chunks: Vec<(Vec<u64>, u64, u64)> = odometer(&space[..lead])
+        .into_iter()
+        .flat_map(|s| (0..k_ext).step_by(kc as usize).map(move |k0| (s.clone(), k0, kc.min(k_ext - k0))))
+        .collect();
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
-    let chunks: Vec<(u64, u64)> =
-        (0..space[kd]).step_by(sz.k as usize).map(|k0| (k0, sz.k.min(space[kd] - k0))).collect();
     for wave in tiles.chunks(slices) {
-        for (c, &(k0, kc)) in chunks.iter().enumerate() {
+        for (c, (at, k0, kc)) in chunks.iter().enumerate() {
             let base = (l.waves % 2) * third;
             l.waves += 1;
             let mut steps = Vec::with_capacity(wave.len());
             for (slice, tile) in wave.iter().enumerate() {
                 let mut t = tile.clone();
-                (t.start[kd], t.ext[kd]) = (k0, kc);
+                (t.start[kd], t.ext[kd]) = (*k0, *kc);
+                t.start[..lead].copy_from_slice(at);
                 steps.push(bring_in(l, rw, &xi, &wi, &t, slice as u64, base)?);
             }
             for (first, end) in runs(&steps) {
@@ -219,12 +228,19 @@ fn lower(
 /// Tile sizes and tiles whose boxes of `x` and `w` (in their own layouts, which may pad other dimensions than
 /// `k`) fit a third of data memory: the sizes of [`sizes`], rows, then the chunk of `k`, then columns halved
 /// until they do.
-fn plan(space: &[u64], batch: usize, x: &Input, w: &Input, cfg: &NpuConfig) -> Result<(Sizes, Vec<Tile>), String> {
+fn plan(
+    space: &[u64],
+    lead: usize,
+    batch: usize,
+    x: &Input,
+    w: &Input,
+    cfg: &NpuConfig,
+) -> Result<(Sizes, Vec<Tile>), String> {
     let (nd, kd) = (space.len() - 2, space.len() - 1);
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
     let mut sz = sizes(space[nd], space[kd], x.tensor.elem.bytes(), cfg)?;
     loop {
-        let tiles = tiles(space, batch, sz)?;
+        let tiles = tiles(space, lead, batch, sz)?;
         let fits = tiles.iter().all(|t| {
             let mut t = t.clone();
             t.ext[kd] = sz.k.min(space[kd]);
@@ -246,13 +262,14 @@ fn plan(space: &[u64], batch: usize, x: &Input, w: &Input, cfg: &NpuConfig) -> R
     }
 }
 
-/// The tiles of batch × rows × n (`k` left whole: a tile walks its chunks): one batch index each, boxes of
-/// at most `sz.m` rows, chunks of `sz.n` columns.
-fn tiles(space: &[u64], batch: usize, sz: Sizes) -> Result<Vec<Tile>, String> {
+/// The tiles of batch × rows × n (the `lead` other summed dimensions at index 0 and `k` left whole: a tile walks
+/// them): one batch index each, boxes of at most `sz.m` rows, chunks of `sz.n` columns.
+fn tiles(space: &[u64], lead: usize, batch: usize, sz: Sizes) -> Result<Vec<Tile>, String> {
     let (nd, kd) = (space.len() - 2, space.len() - 1);
-    let batches: u64 = space[..batch].iter().product();
+    let space_of = &space[lead..];
+    let batches: u64 = space_of[..batch].iter().product();
     let column_tiles = space[nd].div_ceil(sz.n);
-    let rows = &space[batch..nd];
+    let rows = &space_of[batch..nd - lead];
     // As many tiles as slices, but none of fewer than MIN_TILE_ROWS rows.
     let most = rows.iter().product::<u64>().div_ceil(MIN_TILE_ROWS);
     let want = MAX_SLICES.div_ceil(batches.saturating_mul(column_tiles)).min(most).max(1);
@@ -265,13 +282,18 @@ fn tiles(space: &[u64], batch: usize, sz: Sizes) -> Result<Vec<Tile>, String> {
         let mut index = vec![0u64; batch];
         let mut rest = b;
         for d in (0..batch).rev() {
-            index[d] = rest % space[d];
-            rest /= space[d];
+            index[d] = rest % space_of[d];
+            rest /= space_of[d];
         }
         for rt in &row_tiles {
             for n0 in (0..space[nd]).step_by(sz.n as usize) {
-                let start: Vec<u64> = index.iter().copied().chain(rt.start.iter().copied()).chain([n0, 0]).collect();
-                let ext: Vec<u64> = vec![1; batch]
+                let start: Vec<u64> = vec![0; lead]
+                    .into_iter()
+                    .chain(index.iter().copied())
+                    .chain(rt.start.iter().copied())
+                    .chain([n0, 0])
+                    .collect();
+                let ext: Vec<u64> = vec![1; lead + batch]
                     .into_iter()
                     .chain(rt.ext.iter().copied())
                     .chain([sz.n.min(space[nd] - n0), space[kd]])
@@ -456,4 +478,13 @@ fn cast(
         requant: Requant { scale: 1, shift: 0 },
         tile: (1, 1),
     })
+}
+
+/// Every index of `extents`, the last fastest.
+fn odometer(extents: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = vec![Vec::new()];
+    for &e in extents {
+        out = out.into_iter().flat_map(|i| (0..e).map(move |j| i.iter().copied().chain([j]).collect())).collect();
+    }
+    out
 }
