@@ -1,5 +1,5 @@
-//! Reductions (`teg.reduce` by `sum`, `max`, `min`, or `mean` on f32; unmasked) on the vector unit. The index
-//! space is the result's dimensions, then the reduced ones; tiles cut the kept dimensions, and each tile walks
+//! Reductions (`teg.reduce` by `sum`, `max`, `min`, or `mean` on f32 and bf16, through f32; unmasked) on the
+//! vector unit. The index space is the result's dimensions, then the reduced ones; tiles cut the kept dimensions, and each tile walks
 //! the reduced ones in chunks that fit data memory (the first reduced into the result, the others into a partial
 //! the vector unit combines with it), so each result element is one row of `npu.vec.reduce` per chunk, which reads the operand's box in that
 //! order through its access pattern (whatever the operand's layout). Results go to the accumulator, laid out as
@@ -24,6 +24,7 @@ use crate::dialects::teg::tensor_type::as_tensor;
 use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::{Context, OpId};
+use crate::machine::ElemType;
 use std::cell::RefCell;
 
 /// Most slices one reduction's tiles spread over.
@@ -41,10 +42,10 @@ pub fn check(ctx: &Context, op: OpId, r: &Reduce) -> Result<(), String> {
         (Monoid::Prod, _) => {
             Err("the NPU has no product reduction: 'teg.reduce ... by \"prod\"' is not lowered".into())
         }
-        (Monoid::Sum | Monoid::Max | Monoid::Min | Monoid::Mean, Some(DType::F32)) => Ok(()),
+        (Monoid::Sum | Monoid::Max | Monoid::Min | Monoid::Mean, Some(DType::F32 | DType::BF16)) => Ok(()),
         (Monoid::Sum | Monoid::Max | Monoid::Min, Some(DType::I32)) => Ok(()),
         (_, t) => Err(format!(
-            "'teg.reduce' on {} is not lowered yet (f32, and i32 but for mean)",
+            "'teg.reduce' on {} is not lowered yet (f32 and bf16, and i32 but for mean)",
             t.map_or("?".into(), |t| t.to_string())
         )),
     }
@@ -68,9 +69,13 @@ impl ConversionPattern for Reductions<'_> {
     }
 }
 
-/// Writes `r = reduce(x)`.
+/// Writes `r = reduce(x)`. A bf16 reduction reduces in f32: each chunk of `x` is cast to f32 in data memory first,
+/// the accumulator holds f32, and the result is cast to bf16 on its way out.
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r: &Tensor) -> Result<(), String> {
     let cfg = l.cfg.clone();
+    let widen = x.elem == ElemType::Bf16;
+    // The result as the accumulator holds it.
+    let acc_r = Tensor { elem: if widen { ElemType::F32 } else { r.elem }, ..r.clone() };
     // The index space: the result's dimensions (real extents), then the reduced ones.
     let reduced: Vec<(String, u64)> =
         reduce.dims.iter().map(|d| x.dims.iter().find(|e| &e.0 == d).cloned().expect("a reduced dimension")).collect();
@@ -92,13 +97,14 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
         let ext: Vec<u64> = kept.iter().chain(red).copied().collect();
         let mut xe = operand_box(&xi, &Tile { start: vec![0; ext.len()], ext }, 0).1;
         *xe.last_mut().expect("a dimension") += slack;
-        dm_bytes(x, &xe, &cfg)
+        // A bf16 box is followed by its f32 copy.
+        dm_bytes(x, &xe, &cfg) * if widen { 3 } else { 1 }
     };
     // Kept tiles: the result and a partial fit the accumulator, a box of the smallest chunk the memory (chunks
     // along x's rows are multiples of CHUNK_ALIGN, so that they start aligned).
     let row_align = |d: usize| if Some(d) == x_last { CHUNK_ALIGN } else { 1 };
     let least: Vec<u64> = (nk..space.len()).map(|d| space[d].min(row_align(d))).collect();
-    let kept_bytes = |ext: &[u64]| match 2 * dm_bytes(r, ext, &cfg) <= cfg.acc_slice_bytes.min(budget) {
+    let kept_bytes = |ext: &[u64]| match 2 * dm_bytes(&acc_r, ext, &cfg) <= cfg.acc_slice_bytes.min(budget) {
         true => x_bytes(ext, &least),
         false => u64::MAX,
     };
@@ -106,7 +112,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
     let want = (total / MIN_TILE_BYTES).clamp(1, MAX_SLICES);
     // The smallest kept tile (one index, or an aligned piece of the last dimension) must fit the accumulator twice.
     let smallest: Vec<u64> = (0..nk).map(|d| if d + 1 == nk { space[d].min(CHUNK_ALIGN) } else { 1 }).collect();
-    let acc = 2 * dm_bytes(r, &smallest, &cfg);
+    let acc = 2 * dm_bytes(&acc_r, &smallest, &cfg);
     if acc > cfg.acc_slice_bytes.min(budget) {
         return Err(format!(
             "a tile of the result and its partial take {acc} B, more than the accumulator's {} B per slice",
@@ -129,6 +135,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
             let base = (l.waves % 2) * budget;
             l.waves += 1;
             let mut reads = Vec::with_capacity(wave.len());
+            let mut end = base;
             for (slice, tile) in wave.iter().enumerate() {
                 let t = Tile {
                     start: tile.start.iter().chain(&chunk.start).copied().collect(),
@@ -136,27 +143,45 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
                 };
                 let (start, ext, skip) = operand_box(&xi, &t, cfg.dm_write_align);
                 let dm = dm_box(x, &ext, base, &cfg);
+                end = end.max(base + dm.bytes);
                 let memory = l.dm(slice as u64);
                 l.dma(rw, &box_dma(x, &start, &ext, &dm, memory, true, &cfg), x.elem)?;
                 let order: Vec<usize> = (0..space.len()).collect();
-                reads.push((read_pattern(&xi, &t, &order, &dm, skip), t.ext[..nk].to_vec()));
+                reads.push((read_pattern(&xi, &t, &order, &dm, skip), t.ext[..nk].to_vec(), dm.bytes));
             }
-            for (first, end) in runs(&reads) {
-                let slices = l.slices(first, end);
-                let (src, ext) = &reads[first as usize];
+            let scratch = end.div_ceil(8) * 8;
+            for (first, last) in runs(&reads) {
+                let slices = l.slices(first, last);
+                let (src, ext, bytes) = &reads[first as usize];
+                let src = match widen {
+                    true => widened(l, rw, slices, src, (base, *bytes), scratch)?,
+                    false => src.clone(),
+                };
                 let tile = Tile { start: vec![0; nk], ext: ext.clone() };
-                let out = dm_box(r, ext, 0, &cfg);
-                let rows = read_pattern(&rk, &tile, &(0..nk).collect::<Vec<_>>(), &out, 0);
-                let step = Chunk { first: c == 0, src: src.clone(), rows, bytes: out.bytes };
-                reduce_chunk(l, rw, reduce, slices, &step, r)?;
+                let out = dm_box(&acc_r, ext, 0, &cfg);
+                let rows = read_pattern(
+                    &Input { tensor: acc_r.clone(), map: rk.map.clone() },
+                    &tile,
+                    &(0..nk).collect::<Vec<_>>(),
+                    &out,
+                    0,
+                );
+                let step = Chunk { first: c == 0, src, rows, bytes: out.bytes };
+                reduce_chunk(l, rw, reduce, slices, &step, &acc_r)?;
             }
         }
         for (first, end) in runs(&wave.iter().map(|t| &t.ext).collect::<Vec<_>>()) {
             let slices = l.slices(first, end);
             let tile = Tile { start: vec![0; nk], ext: wave[first as usize].ext.clone() };
-            let out = dm_box(r, &tile.ext, 0, &cfg);
-            let rows = read_pattern(&rk, &tile, &(0..nk).collect::<Vec<_>>(), &out, 0);
-            take_out(l, rw, reduce, slices, rows, out.bytes, count, 2 * budget, r)?;
+            let out = dm_box(&acc_r, &tile.ext, 0, &cfg);
+            let rows = read_pattern(
+                &Input { tensor: acc_r.clone(), map: rk.map.clone() },
+                &tile,
+                &(0..nk).collect::<Vec<_>>(),
+                &out,
+                0,
+            );
+            take_out(l, rw, reduce, slices, rows, out.bytes, count, 2 * budget, &acc_r, r.elem)?;
         }
         for (slice, tile) in wave.iter().enumerate() {
             let (start, ext, _) = operand_box(&rk, tile, 0);
@@ -218,8 +243,8 @@ fn reduce_chunk(
     l.compute(rw, &Instruction::Vector(combine))
 }
 
-/// After the last chunk: a mean's division, and the move of the tile (`bytes`, padding included) into data memory
-/// at `out`.
+/// After the last chunk: a mean's division, and the move of the tile (`bytes` in the accumulator, padding
+/// included) into data memory at `out`, cast to `to`.
 #[allow(clippy::too_many_arguments)]
 fn take_out(
     l: &mut Lowering,
@@ -231,6 +256,7 @@ fn take_out(
     count: u64,
     out: u64,
     r: &Tensor,
+    to: ElemType,
 ) -> Result<(), String> {
     let acc = |p: &AccessPattern| Operand { space: Space::Acc, pattern: p.clone() };
     if reduce.monoid == Monoid::Mean {
@@ -244,17 +270,44 @@ fn take_out(
         };
         l.compute(rw, &Instruction::Vector(div))?;
     }
-    let moved = Operand { space: Space::Dm, pattern: AccessPattern::new(out, &[], bytes as u32) };
+    let moved = bytes / r.elem.bytes() * to.bytes();
+    let moved = Operand { space: Space::Dm, pattern: AccessPattern::new(out, &[], moved as u32) };
     let cast = Stream {
         kind: Kind::Cast,
         slices,
         src: acc(&AccessPattern::new(0, &[], bytes as u32)),
         dst: moved,
         from: r.elem,
-        to: r.elem,
+        to,
         relu: false,
         requant: Requant { scale: 1, shift: 0 },
         tile: (1, 1),
     };
     l.compute(rw, &Instruction::Stream(cast))
+}
+
+/// Casts the bf16 box `(base, bytes)` of data memory to f32 at `at` (element `i` of the box to element `i` there);
+/// the pattern reading there what `src` reads in the box.
+fn widened(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    slices: Slices,
+    src: &AccessPattern,
+    (base, bytes): (u64, u64),
+    at: u64,
+) -> Result<AccessPattern, String> {
+    let cast = Stream {
+        kind: Kind::Cast,
+        slices,
+        src: Operand { space: Space::Dm, pattern: AccessPattern::new(base, &[], bytes as u32) },
+        dst: Operand { space: Space::Dm, pattern: AccessPattern::new(at, &[], (2 * bytes) as u32) },
+        from: ElemType::Bf16,
+        to: ElemType::F32,
+        relu: false,
+        requant: Requant { scale: 1, shift: 0 },
+        tile: (1, 1),
+    };
+    l.compute(rw, &Instruction::Stream(cast))?;
+    let loops: Vec<(u32, i64)> = src.loops.iter().map(|lp| (lp.count, 2 * lp.stride)).collect();
+    Ok(AccessPattern::new(at + 2 * (src.base - base), &loops, 2 * src.packet))
 }
