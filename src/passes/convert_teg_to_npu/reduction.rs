@@ -1,10 +1,10 @@
-//! Reductions (`teg.reduce` by `sum`, `max`, `min`, or `mean` on f32 and bf16, through f32; unmasked) on the
-//! vector unit. The index space is the result's dimensions, then the reduced ones; tiles cut the kept dimensions, and each tile walks
-//! the reduced ones in chunks that fit data memory (the first reduced into the result, the others into a partial
-//! the vector unit combines with it), so each result element is one row of `npu.vec.reduce` per chunk, which reads the operand's box in that
-//! order through its access pattern (whatever the operand's layout). Results go to the accumulator, laid out as
-//! the result's tile in memory (rows padded, the padding zeroed first when the tile leaves some), a `mean`
-//! divides there by the count, and a move and a DMA take the tile out.
+//! Reductions (`teg.reduce` by `sum`, `max`, `min`, or `mean` on f32 and bf16, through f32; unmasked) on the vector
+//! unit. The index space is the result's dimensions, then the reduced ones; tiles cut the kept dimensions, and each
+//! tile walks the reduced ones in chunks that fit data memory (the first reduced into the result, the others into a
+//! partial the vector unit combines with it), so each result element is one row of `npu.vec.reduce` per chunk, which
+//! reads the operand's box in that order through its access pattern (whatever the operand's layout). Results go to the
+//! accumulator, laid out as the result's tile in memory (rows padded, the padding zeroed first when the tile leaves
+//! some), a `mean` divides there by the count, and a move and a DMA take the tile out.
 
 use super::buffers::Tensor;
 use super::operand::{operand_box, read_pattern, Input};
