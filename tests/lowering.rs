@@ -519,6 +519,8 @@ struct Conv {
     /// Devices of the mesh (one axis, `x`), and which of `n, o, h, w, c` the convolution's plan splits.
     mesh: u64,
     split: usize,
+    /// The element type: f32 or bf16.
+    dtype: &'static str,
 }
 
 fn conv() -> impl Strategy<Value = Conv> {
@@ -530,9 +532,9 @@ fn conv() -> impl Strategy<Value = Conv> {
         "npu.machine = {dm_slice_bytes = 8192, acc_slice_bytes = 2048, trf_lane_bytes = 256, slices_per_cluster = 3}",
     ]);
     let x = (1u64..3, 1u64..10, spatial.clone(), spatial);
-    let mesh = (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5);
+    let mesh = (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5, prop::sample::select(vec!["f32", "f32", "bf16"]));
     (x, 1u64..20, pair(1..4), pair(1..4), pair(1..3), pair(0..3), 0u8..3, machine, mesh).prop_map(
-        |((n, c, h, w), out, taps, strides, dilations, padding, input, machine, (mesh, split))| Conv {
+        |((n, c, h, w), out, taps, strides, dilations, padding, input, machine, (mesh, split, dtype))| Conv {
             x: [n, c, h, w],
             out,
             taps,
@@ -543,6 +545,7 @@ fn conv() -> impl Strategy<Value = Conv> {
             machine,
             mesh,
             split,
+            dtype,
         },
     )
 }
@@ -558,9 +561,10 @@ impl Conv {
     fn text(&self) -> Option<String> {
         let [n, c, h, w] = self.x;
         let (oh, ow) = (self.extent(0)?, self.extent(1)?);
-        let x = format!("!teg.tensor<[n={n}, c={c}, h={h}, w={w}] x f32>");
-        let k = format!("!teg.tensor<[o={}, c={c}, kh={}, kw={}] x f32>", self.out, self.taps[0], self.taps[1]);
-        let y = format!("!teg.tensor<[n={n}, o={}, h={oh}, w={ow}] x f32>", self.out);
+        let t = self.dtype;
+        let x = format!("!teg.tensor<[n={n}, c={c}, h={h}, w={w}] x {t}>");
+        let k = format!("!teg.tensor<[o={}, c={c}, kh={}, kw={}] x {t}>", self.out, self.taps[0], self.taps[1]);
+        let y = format!("!teg.tensor<[n={n}, o={}, h={oh}, w={ow}] x {t}>", self.out);
         let pair = |v: [u64; 2]| format!("[{}, {}]", v[0], v[1]);
         let machine = match (self.mesh, self.machine) {
             (1, m) => m.to_string(),

@@ -8,7 +8,8 @@
 //! channel `j`'s input channels in lane `j mod lanes`) and a matmul adds the window's pixels (read with the
 //! strides and dilations) times them into the accumulator: the kernels stay while every pixel of the block passes.
 //! After the last chunk the tile is moved into data memory, transposed into output channels by pixels (in 2 × 4
-//! tiles, one flit each), which is the result's box, and written there by DMA.
+//! tiles, one flit each), which is the result's box, and written there by DMA. In bf16 the tensor unit multiplies
+//! bf16 into f32 and the transposed tile is cast to bf16 before its DMA.
 //!
 //! The window's columns start on an aligned element, so its rows are whole aligned packets; they end at the
 //! input's row rounded up to that alignment. When padding makes windows read past the row's end and the rounding
@@ -42,14 +43,15 @@ const MAX_TILE_COLUMNS: u64 = 128;
 
 /// Why the convolution `op` cannot be lowered, if it cannot.
 pub fn check(ctx: &Context, op: OpId) -> Result<(), String> {
-    let f32 = ctx
+    let dtypes: Vec<Option<DType>> = ctx
         .body
         .operands(op)
         .chain(ctx.body.results(op))
-        .all(|v| as_tensor(ctx, ctx.body.value_type(v)).is_some_and(|t| t.dtype == DType::F32));
-    match f32 {
-        true => Ok(()),
-        false => Err("'teg.conv2d' is lowered on f32 (bf16 and i8 are still to come)".into()),
+        .map(|v| as_tensor(ctx, ctx.body.value_type(v)).map(|t| t.dtype))
+        .collect();
+    match dtypes[..] {
+        [Some(DType::F32), ..] | [Some(DType::BF16), ..] if dtypes.iter().all(|t| *t == dtypes[0]) => Ok(()),
+        _ => Err("'teg.conv2d' is lowered on f32 and bf16 (i8 is still to come)".into()),
     }
 }
 
@@ -92,6 +94,8 @@ struct Geometry {
     unit: u64,
     /// Elements a DM row of the kernels rounds up to (their HBM row, when it is short).
     kernel_unit: u64,
+    /// The input's and kernels' element type, and its bytes.
+    elem: ElemType,
     size: u64,
 }
 
@@ -113,6 +117,7 @@ impl Geometry {
             lanes: cfg.trf_lanes.max(1),
             unit: row_unit(x.elem, cfg),
             kernel_unit: cfg.dm_write_align,
+            elem: x.elem,
             size: x.elem.bytes(),
         }
     }
@@ -163,13 +168,14 @@ struct Block {
 const TRANSPOSE_TILE: (u64, u64) = (2, 4);
 
 /// Whether block `b` fits the accumulator, a TRF lane and a third of data memory for its inputs and one for
-/// its output (moved there, then transposed).
+/// its output (moved there in f32, then transposed, then cast to the input's type when that is not f32).
 fn fits(g: &Geometry, b: &Block, cfg: &NpuConfig) -> bool {
     let tile = b.out * b.rows * b.cols * 4;
+    let cast = if g.elem == ElemType::F32 { 0 } else { tile / 4 * g.size };
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
     let inputs = round_up(g.kernel_bytes(b), 8) + g.window_bytes(b);
     tile <= cfg.acc_slice_bytes
-        && 2 * tile <= third
+        && 2 * tile + cast <= third
         && b.out.div_ceil(cfg.trf_lanes.max(1)) * b.chans * g.size <= cfg.trf_lane_bytes
         && inputs <= third
 }
@@ -228,7 +234,7 @@ fn estimate(g: &Geometry, b: &Block, cfg: &NpuConfig) -> u64 {
     let packets = b.chans * (b.out + g.window_rows(b.rows));
     let units = (g.kernel_bytes(b) + g.window_bytes(b)).div_ceil(cfg.dma_unit_bytes.max(1)) + packets;
     let dma = (2 * cfg.dma_startup_cycles + units) * per_engine;
-    let tap = cfg.flit_cycles(b.out * b.chans * g.size) + cfg.matmul_cycles(pixels, b.chans, b.out, ElemType::F32);
+    let tap = cfg.flit_cycles(b.out * b.chans * g.size) + cfg.matmul_cycles(pixels, b.chans, b.out, g.elem);
     let compute = g.taps[0] * g.taps[1] * tap;
     let tile = b.out * pixels * 4;
     let out = 2 * cfg.flit_cycles(tile) + (cfg.dma_startup_cycles + tile / cfg.dma_unit_bytes.max(1)) * per_engine;
@@ -422,10 +428,11 @@ fn load_trf(g: &Geometry, slices: Slices, s: &Step, tap: [u64; 2], cfg: &NpuConf
         &counted(&[(s.n / lanes, (s.k * g.size) as i64), (lanes, cfg.trf_lane_bytes as i64)]),
         (s.k * g.size) as u32,
     );
-    Instruction::Stream(stream(Kind::LoadTrf, slices, Operand { space: Space::Dm, pattern: src }, Space::Trf, dst))
+    let src = Operand { space: Space::Dm, pattern: src };
+    Instruction::Stream(Stream { from: g.elem, to: g.elem, ..stream(Kind::LoadTrf, slices, src, Space::Trf, dst) })
 }
 
-/// A streaming instruction of f32 elements from `src` into `dst` of space `to`.
+/// A streaming instruction of f32 elements from `src` into `dst` of space `to` (other types by struct update).
 fn stream(kind: Kind, slices: Slices, src: Operand, to: Space, dst: AccessPattern) -> Stream {
     Stream {
         kind,
@@ -463,7 +470,7 @@ fn matmul(g: &Geometry, slices: Slices, s: &Step, tap: [u64; 2], accumulate: boo
         b_base: 0,
         c: Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (s.m * s.n * 4) as u32) },
         accumulate,
-        from: ElemType::F32,
+        from: g.elem,
         to: ElemType::F32,
     })
 }
@@ -510,11 +517,18 @@ fn finish(
             (tr * 4) as u32,
         );
         let src = Operand { space: Space::Dm, pattern: src };
-        l.compute(rw, &Instruction::Stream(stream(Kind::Transpose, slices, src, Space::Dm, dst)))?;
+        l.compute(rw, &Instruction::Stream(stream(Kind::Transpose, slices, src, Space::Dm, dst.clone())))?;
+        if y.elem != ElemType::F32 {
+            let to = AccessPattern::new(out + 2 * bytes, &[], (p * n * y.elem.bytes()) as u32);
+            let src = Operand { space: Space::Dm, pattern: AccessPattern::new(out + bytes, &[], bytes as u32) };
+            let cast = Stream { to: y.elem, ..stream(Kind::Cast, slices, src, Space::Dm, to) };
+            l.compute(rw, &Instruction::Stream(cast))?;
+        }
     }
     for (slice, (t, &(p, n))) in wave.iter().zip(&shapes).enumerate() {
         let ext = [1, t.out.1, t.rows.1, t.cols.1];
-        let dm = dm_box(y, &ext, out + p * n * 4, cfg);
+        let at = if y.elem == ElemType::F32 { out + p * n * 4 } else { out + 2 * p * n * 4 };
+        let dm = dm_box(y, &ext, at, cfg);
         let memory = l.dm(slice as u64);
         let start = [t.image, t.out.0, t.rows.0, t.cols.0];
         l.dma(rw, &super::transfer::box_dma(y, &start, &ext, &dm, memory, false, cfg), y.elem)?;
