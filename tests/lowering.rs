@@ -788,6 +788,27 @@ fn host_segments_take_views_of_sources_and_fresh_names() {
     check(clashing, &inputs).unwrap();
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 30, ..ProptestConfig::default() })]
+
+    /// `teg.prod` (a matmul before its sum) multiplies cells broadcast by name on the vector unit.
+    #[test]
+    fn lowered_products_compute_what_the_reference_does(
+        m in 1u64..20, k in 1u64..20, n in 1u64..20, dtype in prop::sample::select(vec!["f32", "bf16", "i32"])
+    ) {
+        let ty = |d: &str| format!("!teg.tensor<[{d}] x {dtype}>");
+        let (x, w, p) = (ty(&format!("m={m}, k={k}")), ty(&format!("k={k}, n={n}")), ty(&format!("m={m}, k={k}, n={n}")));
+        let text = format!(
+            "teg.graph @g {{\n    %x = teg.source @x : {x}\n    %w = teg.source @w : {w}\n    \
+             %p = teg.prod %x, %w : {x}, {w} -> {p}\n    %t = teg.sink @p %p : {p} -> !teg.token\n    \
+             teg.sequence_point %t : !teg.token\n}}\n"
+        );
+        if let Err(e) = check(&text, &integer_inputs(&text)) {
+            panic!("{e}\n{text}");
+        }
+    }
+}
+
 /// The kernel builder synchronizes as `canonicalize` would leave a kernel: canonicalizing a lowered kernel changes
 /// nothing (the MLP's, a sharded convolution's and the host segments' lit tests).
 #[test]

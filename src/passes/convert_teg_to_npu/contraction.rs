@@ -1,4 +1,5 @@
-//! Contractions on the tensor unit: `teg.contract`, `teg.matmul` and `teg.linear` whose result's last dimension
+//! Contractions on the tensor unit (and `teg.prod`, which sums nothing, as cells multiplied on the vector unit):
+//! `teg.contract`, `teg.matmul` and `teg.linear` whose result's last dimension
 //! `n` is `w`'s last; the result's other dimensions are batch dimensions (in `x`, `w` and the result: one matmul
 //! per index) or rows `m` (in `x` only, flattened); the summed dimensions are in both operands. The last summed
 //! one in `x`'s order is `k`, which the matmul sums; the others are walked index by index, each accumulating into
@@ -17,7 +18,7 @@ use super::buffers::Tensor;
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling};
 use super::transfer::{box_dma, dm_box, round_up, DmBox};
-use super::{lower_op, Lowering};
+use super::{elementwise, lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Instruction;
@@ -75,9 +76,6 @@ fn roles(x: &TensorType, w: &TensorType, r: &TensorType) -> Result<Roles, String
 
 /// Why the contraction `op` cannot be lowered, if it cannot.
 pub fn check(ctx: &Context, op: OpId, c: &Contraction) -> Result<(), String> {
-    if *c == Contraction::Prod {
-        return Err("'teg.prod' is not lowered yet".into());
-    }
     let types: Vec<&TensorType> = ctx
         .body
         .operands(op)
@@ -85,6 +83,13 @@ pub fn check(ctx: &Context, op: OpId, c: &Contraction) -> Result<(), String> {
         .filter_map(|v| as_tensor(ctx, ctx.body.value_type(v)))
         .collect();
     let [x, w, .., r] = types[..] else { return Err("a contraction has two operands and a result".into()) };
+    if *c == Contraction::Prod {
+        // A product before its sum multiplies cells broadcast by name, on the vector unit.
+        return match x.dtype {
+            DType::F32 | DType::BF16 | DType::I32 => Ok(()),
+            t => Err(format!("'teg.prod' on {t} is not lowered (f32, bf16 and i32 are)")),
+        };
+    }
     if !matches!(x.dtype, DType::F32 | DType::BF16) {
         return Err(format!(
             "'{}' on {} is not lowered yet (f32 and bf16, which the tensor unit accumulates in f32)",
@@ -113,6 +118,11 @@ impl ConversionPattern for Contractions<'_> {
         let ty = |v| as_tensor(ctx, ctx.body.value_type(v)).expect("a tensor").clone();
         let (tx, tw) = (ty(ctx.body.operand(op, 0)), ty(ctx.body.operand(op, 1)));
         let tr = ty(ctx.body.result(op, 0));
+        if c == Contraction::Prod {
+            return lower_op(self.0, op, rw, |l, rw, operands, r| {
+                elementwise::product(l, rw, &operands[0], &operands[1], r)
+            });
+        }
         lower_op(self.0, op, rw, |l, rw, operands, r| {
             let roles = roles(&tx, &tw, &tr)?;
             let bias = (c == Contraction::Linear).then(|| &operands[2]);

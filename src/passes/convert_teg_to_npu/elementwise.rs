@@ -159,6 +159,12 @@ pub fn combine(
     lower(l, rw, &[(f, None)], acc, &inputs)
 }
 
+/// Writes `r = x · w` cell by cell, the operands broadcast by name (`teg.prod`: a matmul before its sum).
+pub fn product(l: &mut Lowering, rw: &mut Rewriter<'_>, x: &Tensor, w: &Tensor, r: &Tensor) -> Result<(), String> {
+    let inputs: Vec<Input> = [x, w].iter().map(|t| Input { tensor: (*t).clone(), map: map_dims(r, t) }).collect();
+    lower(l, rw, &[("mul", None)], r, &inputs)
+}
+
 /// Writes the tiles of `result = f(operands)`. A bf16 op computes in f32: its operands are cast to f32 in data
 /// memory first, and its result back to bf16 (rounding once, as the reference does).
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, inputs: &[Input]) -> Result<(), String> {
