@@ -15,10 +15,11 @@
 //! machine's sizes.
 
 use super::buffers::Tensor;
+use super::elementwise::{self, cast};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling};
 use super::transfer::{box_dma, dm_box, round_up, DmBox};
-use super::{elementwise, lower_op, Lowering};
+use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Instruction;
@@ -441,7 +442,7 @@ fn finish(
                 AccessPattern::new(dm.base + skip * b.tensor.elem.bytes(), &[], (n * b.tensor.elem.bytes()) as u32);
             if b.tensor.elem != ElemType::F32 {
                 let wide = AccessPattern::new(round_up(at + dm.bytes, 8), &[], (n * 4) as u32);
-                l.compute(rw, &cast(slices, Space::Dm, row, wide.clone(), b.tensor.elem, ElemType::F32))?;
+                l.compute(rw, &cast(slices, Space::Dm, &row, b.tensor.elem, wide.clone(), ElemType::F32))?;
                 row = wide;
             }
             let rhs = AccessPattern::new(row.base, &[(m as u32, 0)], (n * 4) as u32);
@@ -457,7 +458,7 @@ fn finish(
         }
         let to = r.tensor.elem;
         let moved = AccessPattern::new(out, &[], (m * n * to.bytes()) as u32);
-        l.compute(rw, &cast(slices, Space::Acc, acc.pattern, moved, ElemType::F32, to))?;
+        l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, ElemType::F32, moved, to))?;
     }
     for (slice, tile) in wave.iter().enumerate() {
         let (start, ext, _) = operand_box(r, tile, 0);
@@ -466,28 +467,6 @@ fn finish(
         l.dma(rw, &box_dma(&r.tensor, &start, &ext, &dm, memory, false, cfg), r.tensor.elem)?;
     }
     Ok(())
-}
-
-/// A cast of `src` (in `space`) into data memory at `dst`, `from` to `to` (a move when they are the same).
-fn cast(
-    slices: Slices,
-    space: Space,
-    src: AccessPattern,
-    dst: AccessPattern,
-    from: ElemType,
-    to: ElemType,
-) -> Instruction {
-    Instruction::Stream(Stream {
-        kind: Kind::Cast,
-        slices,
-        src: Operand { space, pattern: src },
-        dst: Operand { space: Space::Dm, pattern: dst },
-        from,
-        to,
-        relu: false,
-        requant: Requant { scale: 1, shift: 0 },
-        tile: (1, 1),
-    })
 }
 
 /// Every index of `extents`, the last fastest.

@@ -244,7 +244,7 @@ fn compute(
         for (k, &(kind, imm)) in f.iter().enumerate() {
             let reads = if k == 0 { reads.to_vec() } else { vec![dst.clone()] };
             let step = match kind {
-                "cast" => cast(slices, &reads[0], inputs[0].tensor.elem, dst.clone(), result.elem),
+                "cast" => cast(slices, Space::Dm, &reads[0], inputs[0].tensor.elem, dst.clone(), result.elem),
                 _ => vector(kind, imm, slices, &reads, dst.clone(), result.elem),
             };
             l.compute(rw, &step)?;
@@ -255,7 +255,7 @@ fn compute(
     let at = |k: u64| AccessPattern::new(round_up(scratch, 8) + k * bytes, &[], bytes as u32);
     let mut wide = Vec::with_capacity(reads.len());
     for (k, (read, x)) in reads.iter().zip(inputs).enumerate() {
-        l.compute(rw, &cast(slices, read, x.tensor.elem, at(k as u64), ElemType::F32))?;
+        l.compute(rw, &cast(slices, Space::Dm, read, x.tensor.elem, at(k as u64), ElemType::F32))?;
         wide.push(at(k as u64));
     }
     let out = at(reads.len() as u64);
@@ -263,7 +263,7 @@ fn compute(
         let reads = if k == 0 { wide.clone() } else { vec![out.clone()] };
         l.compute(rw, &vector(kind, imm, slices, &reads, out.clone(), ElemType::F32))?;
     }
-    l.compute(rw, &cast(slices, &out, ElemType::F32, dst.clone(), result.elem))
+    l.compute(rw, &cast(slices, Space::Dm, &out, ElemType::F32, dst.clone(), result.elem))
 }
 
 /// Brings each operand's box of `tile` into slice `slice` from `at` on; the patterns reading them in the
@@ -290,12 +290,20 @@ fn bring_in(
     Ok((reads, at))
 }
 
-/// The cast of the `from` elements `src` reads into `dst`'s `to` elements on `slices`.
-fn cast(slices: Slices, src: &AccessPattern, from: ElemType, dst: AccessPattern, to: ElemType) -> Instruction {
+/// The cast of the `from` elements `src` reads (in `space`) into the `to` elements of `dst` in data memory, on
+/// `slices` (a move when the types are the same).
+pub fn cast(
+    slices: Slices,
+    space: Space,
+    src: &AccessPattern,
+    from: ElemType,
+    dst: AccessPattern,
+    to: ElemType,
+) -> Instruction {
     Instruction::Stream(Stream {
         kind: Kind::Cast,
         slices,
-        src: Operand { space: Space::Dm, pattern: src.clone() },
+        src: Operand { space, pattern: src.clone() },
         dst: Operand { space: Space::Dm, pattern: dst },
         from,
         to,

@@ -7,6 +7,7 @@
 //! some), a `mean` divides there by the count, and a move and a DMA take the tile out.
 
 use super::buffers::Tensor;
+use super::elementwise::cast;
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling, CHUNK_ALIGN};
 use super::transfer::{box_dma, dm_box, dm_bytes};
@@ -17,7 +18,6 @@ use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::dialects::npu::ops::reduce::Reduce as NpuReduce;
-use crate::dialects::npu::ops::stream::{Kind, Requant, Stream};
 use crate::dialects::npu::ops::vector::{Rhs, Vector};
 use crate::dialects::teg::ops::{decode, Monoid, OpKind, Reduce};
 use crate::dialects::teg::tensor_type::as_tensor;
@@ -270,20 +270,9 @@ fn take_out(
         };
         l.compute(rw, &Instruction::Vector(div))?;
     }
-    let moved = bytes / r.elem.bytes() * to.bytes();
-    let moved = Operand { space: Space::Dm, pattern: AccessPattern::new(out, &[], moved as u32) };
-    let cast = Stream {
-        kind: Kind::Cast,
-        slices,
-        src: acc(&AccessPattern::new(0, &[], bytes as u32)),
-        dst: moved,
-        from: r.elem,
-        to,
-        relu: false,
-        requant: Requant { scale: 1, shift: 0 },
-        tile: (1, 1),
-    };
-    l.compute(rw, &Instruction::Stream(cast))
+    let moved = AccessPattern::new(out, &[], (bytes / r.elem.bytes() * to.bytes()) as u32);
+    let all = AccessPattern::new(0, &[], bytes as u32);
+    l.compute(rw, &cast(slices, Space::Acc, &all, r.elem, moved, to))
 }
 
 /// Casts the bf16 box `(base, bytes)` of data memory to f32 at `at` (element `i` of the box to element `i` there);
@@ -296,18 +285,8 @@ fn widened(
     (base, bytes): (u64, u64),
     at: u64,
 ) -> Result<AccessPattern, String> {
-    let cast = Stream {
-        kind: Kind::Cast,
-        slices,
-        src: Operand { space: Space::Dm, pattern: AccessPattern::new(base, &[], bytes as u32) },
-        dst: Operand { space: Space::Dm, pattern: AccessPattern::new(at, &[], (2 * bytes) as u32) },
-        from: ElemType::Bf16,
-        to: ElemType::F32,
-        relu: false,
-        requant: Requant { scale: 1, shift: 0 },
-        tile: (1, 1),
-    };
-    l.compute(rw, &Instruction::Stream(cast))?;
+    let (box_, wide) = (AccessPattern::new(base, &[], bytes as u32), AccessPattern::new(at, &[], (2 * bytes) as u32));
+    l.compute(rw, &cast(slices, Space::Dm, &box_, ElemType::Bf16, wide, ElemType::F32))?;
     let loops: Vec<(u32, i64)> = src.loops.iter().map(|lp| (lp.count, 2 * lp.stride)).collect();
     Ok(AccessPattern::new(at + 2 * (src.base - base), &loops, 2 * src.packet))
 }
