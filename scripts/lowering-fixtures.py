@@ -29,3 +29,6 @@ save("host-x-3x5-f32", np.arange(15, dtype=np.float32).reshape(3, 5) / 4)
 save("host-d-3x5-f64", np.arange(15, dtype=np.float64).reshape(3, 5) / 8)
 save("shard-img-1x3x12x10-f32", rng.integers(-3, 4, (1, 3, 12, 10)).astype(np.float32))
 save("shard-k-5x3x3x3-f32", rng.integers(-2, 3, (5, 3, 3, 3)).astype(np.float32))
+# i8 matmul operands (as i32; the graph casts them): products whose sums wrap around i8.
+save("i8-x-5x12-i32", (np.arange(60, dtype=np.int32).reshape(5, 12) * 37 % 255) - 127)
+save("i8-w-12x7-i32", (np.arange(84, dtype=np.int32).reshape(12, 7) * 53 % 255) - 127)

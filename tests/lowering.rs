@@ -361,7 +361,7 @@ fn a_wrong_sink_is_reported_with_its_cell() {
 }
 
 /// A contraction `r[batch?, rows..., n] = x · w (+ b)` summing `k` (and maybe `j` too, before or after `k` in
-/// `x`), with `x`'s dimensions in either order, in f32 or bf16, on one chip or sharded.
+/// `x`), with `x`'s dimensions in either order, in f32, bf16 or i8, on one chip or sharded.
 #[derive(Clone, Debug)]
 struct Contract {
     batch: Option<u64>,
@@ -374,7 +374,7 @@ struct Contract {
     /// Devices of the mesh (one axis, `x`), and which dimension of the index space the contraction's plan splits.
     mesh: u64,
     split: usize,
-    /// The element type: f32 or bf16.
+    /// The element type: f32, bf16 or i8.
     dtype: &'static str,
     /// A second summed dimension `j`: its extent, and whether it comes last in `x`.
     extra: Option<(u64, bool)>,
@@ -398,7 +398,7 @@ fn contract() -> impl Strategy<Value = Contract> {
         (
             prop::sample::select(vec![1u64, 1, 2, 4]),
             0usize..5,
-            prop::sample::select(vec!["f32", "bf16"]),
+            prop::sample::select(vec!["f32", "bf16", "i8"]),
             prop::option::weighted(0.3, (1u64..6, any::<bool>())),
         ),
     )

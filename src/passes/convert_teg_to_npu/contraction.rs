@@ -1,4 +1,5 @@
-//! Contractions on the tensor unit (and `teg.prod`, which sums nothing, as cells multiplied on the vector unit):
+//! Contractions on the tensor unit, in f32, bf16 (into f32) or i8 (into i32, the result its low bytes), and
+//! `teg.prod`, which sums nothing, as cells multiplied on the vector unit:
 //! `teg.contract`, `teg.matmul` and `teg.linear` whose result's last dimension
 //! `n` is `w`'s last; the result's other dimensions are batch dimensions (in `x`, `w` and the result: one matmul
 //! per index) or rows `m` (in `x` only, flattened); the summed dimensions are in both operands. The last summed
@@ -91,9 +92,9 @@ pub fn check(ctx: &Context, op: OpId, c: &Contraction) -> Result<(), String> {
             t => Err(format!("'teg.prod' on {t} is not lowered (f32, bf16 and i32 are)")),
         };
     }
-    if !matches!(x.dtype, DType::F32 | DType::BF16) {
+    if !matches!(x.dtype, DType::F32 | DType::BF16 | DType::I8) {
         return Err(format!(
-            "'{}' on {} is not lowered yet (f32 and bf16, which the tensor unit accumulates in f32)",
+            "'{}' on {} is not lowered yet (f32, bf16 and i8, which the tensor unit accumulates in f32 and i32)",
             ctx.op_name(op),
             x.dtype
         ));
@@ -149,7 +150,9 @@ fn sizes(n_pad: u64, k_ext: u64, size: u64, cfg: &NpuConfig) -> Result<Sizes, St
     let rows = |n: u64, k: u64| {
         // The accumulator tile; x's box (with room to align its row start) next to w's; the output and bias.
         let inputs = (third / size).saturating_sub(k * n) / round_up(k, 8).max(1);
-        let out = (third / 4).saturating_sub(2 * n + 16) / n;
+        // An i8 tile also takes its i32 move before the low bytes are taken: 5 bytes per element.
+        let per = if size == 1 { 5 } else { 4 };
+        let out = (third.saturating_sub((2 * n + 16) * 4) / per) / n;
         (cfg.acc_slice_bytes / 4 / n).min(inputs.saturating_sub(8)).min(out).min(1 << 12)
     };
     let mut n = round_up(n_pad.min(128), lanes);
@@ -394,7 +397,16 @@ fn load_trf(slices: Slices, s: &Step, elem: ElemType, cfg: &NpuConfig) -> Instru
     })
 }
 
-/// The tile's matmul of `elem`s into the accumulator (from byte 0), in f32.
+/// What the tensor unit accumulates `elem` products in: i32 for i8, f32 for floats.
+fn accumulated(elem: ElemType) -> ElemType {
+    if elem == ElemType::I8 {
+        ElemType::I32
+    } else {
+        ElemType::F32
+    }
+}
+
+/// The tile's matmul of `elem`s into the accumulator (from byte 0).
 fn matmul(slices: Slices, s: &Step, elem: ElemType, accumulate: bool) -> Instruction {
     Instruction::Matmul(Matmul {
         slices,
@@ -406,12 +418,13 @@ fn matmul(slices: Slices, s: &Step, elem: ElemType, accumulate: bool) -> Instruc
         c: Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (s.m * s.n * 4) as u32) },
         accumulate,
         from: elem,
-        to: ElemType::F32,
+        to: accumulated(elem),
     })
 }
 
-/// After a wave's last chunk: the bias added (cast to f32 first if it is not), the tiles moved to data memory at
-/// `out` (cast to the result's type) and written to the result.
+/// After a wave's last chunk: the bias added (cast to the accumulator's type first if it is not), the tiles moved
+/// to data memory at `out` (cast to the result's type; i8 as the low byte of each i32, the wrap TEG's i8
+/// arithmetic does) and written to the result.
 fn finish(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
@@ -427,8 +440,11 @@ fn finish(
         let slices = l.slices(first, end);
         let (m, n) = shapes[first as usize];
         let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
+        let (to, wide_t) = (r.tensor.elem, accumulated(r.tensor.elem));
+        // An i8 result: its i32 tile goes after the i8 one, its bias after that.
+        let moved_at = if to == ElemType::I8 { out + round_up(m * n, 8) } else { out };
         if let Some(b) = bias {
-            let at = out + m * n * 4;
+            let at = moved_at + m * n * 4;
             let mut reads = Vec::new();
             for (slice, tile) in wave.iter().enumerate().take(end as usize).skip(first as usize) {
                 let (start, ext, skip) = operand_box(b, tile, cfg.dm_write_align);
@@ -440,9 +456,9 @@ fn finish(
             let (dm, skip) = &reads[0];
             let mut row =
                 AccessPattern::new(dm.base + skip * b.tensor.elem.bytes(), &[], (n * b.tensor.elem.bytes()) as u32);
-            if b.tensor.elem != ElemType::F32 {
+            if b.tensor.elem != wide_t {
                 let wide = AccessPattern::new(round_up(at + dm.bytes, 8), &[], (n * 4) as u32);
-                l.compute(rw, &cast(slices, Space::Dm, &row, b.tensor.elem, wide.clone(), ElemType::F32))?;
+                l.compute(rw, &cast(slices, Space::Dm, &row, b.tensor.elem, wide.clone(), wide_t))?;
                 row = wide;
             }
             let rhs = AccessPattern::new(row.base, &[(m as u32, 0)], (n * 4) as u32);
@@ -452,13 +468,20 @@ fn finish(
                 src: acc.clone(),
                 rhs: Some(Rhs::Operand(Operand { space: Space::Dm, pattern: rhs })),
                 dst: acc.clone(),
-                dtype: ElemType::F32,
+                dtype: wide_t,
             };
             l.compute(rw, &Instruction::Vector(add))?;
         }
-        let to = r.tensor.elem;
-        let moved = AccessPattern::new(out, &[], (m * n * to.bytes()) as u32);
-        l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, ElemType::F32, moved, to))?;
+        if to == ElemType::I8 {
+            let moved = AccessPattern::new(moved_at, &[], (m * n * 4) as u32);
+            l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, wide_t, moved, wide_t))?;
+            let low = AccessPattern::new(moved_at, &[(m as u32 * n as u32, 4)], 1);
+            let out = AccessPattern::new(out, &[], (m * n) as u32);
+            l.compute(rw, &cast(slices, Space::Dm, &low, to, out, to))?;
+        } else {
+            let moved = AccessPattern::new(out, &[], (m * n * to.bytes()) as u32);
+            l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, wide_t, moved, to))?;
+        }
     }
     for (slice, tile) in wave.iter().enumerate() {
         let (start, ext, _) = operand_box(r, tile, 0);
