@@ -519,7 +519,7 @@ struct Conv {
     /// Devices of the mesh (one axis, `x`), and which of `n, o, h, w, c` the convolution's plan splits.
     mesh: u64,
     split: usize,
-    /// The element type: f32 or bf16.
+    /// The element type: f32, bf16 or i8.
     dtype: &'static str,
 }
 
@@ -532,7 +532,8 @@ fn conv() -> impl Strategy<Value = Conv> {
         "npu.machine = {dm_slice_bytes = 8192, acc_slice_bytes = 2048, trf_lane_bytes = 256, slices_per_cluster = 3}",
     ]);
     let x = (1u64..3, 1u64..10, spatial.clone(), spatial);
-    let mesh = (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5, prop::sample::select(vec!["f32", "f32", "bf16"]));
+    let mesh =
+        (prop::sample::select(vec![1u64, 1, 2, 4]), 0usize..5, prop::sample::select(vec!["f32", "f32", "bf16", "i8"]));
     (x, 1u64..20, pair(1..4), pair(1..4), pair(1..3), pair(0..3), 0u8..3, machine, mesh).prop_map(
         |((n, c, h, w), out, taps, strides, dilations, padding, input, machine, (mesh, split, dtype))| Conv {
             x: [n, c, h, w],

@@ -9,7 +9,8 @@
 //! strides and dilations) times them into the accumulator: the kernels stay while every pixel of the block passes.
 //! After the last chunk the tile is moved into data memory, transposed into output channels by pixels (in 2 × 4
 //! tiles, one flit each), which is the result's box, and written there by DMA. In bf16 the tensor unit multiplies
-//! bf16 into f32 and the transposed tile is cast to bf16 before its DMA.
+//! bf16 into f32 and the transposed tile is cast to bf16 before its DMA; in i8 it multiplies into i32 and the
+//! result is each i32's low byte (TEG's wrapping i8), taken by a move reading one byte of every four.
 //!
 //! The window's columns start on an aligned element, so its rows are whole aligned packets; they end at the
 //! input's row rounded up to that alignment. When padding makes windows read past the row's end and the rounding
@@ -50,8 +51,8 @@ pub fn check(ctx: &Context, op: OpId) -> Result<(), String> {
         .map(|v| as_tensor(ctx, ctx.body.value_type(v)).map(|t| t.dtype))
         .collect();
     match dtypes[..] {
-        [Some(DType::F32), ..] | [Some(DType::BF16), ..] if dtypes.iter().all(|t| *t == dtypes[0]) => Ok(()),
-        _ => Err("'teg.conv2d' is lowered on f32 and bf16 (i8 is still to come)".into()),
+        [Some(DType::F32 | DType::BF16 | DType::I8), ..] if dtypes.iter().all(|t| *t == dtypes[0]) => Ok(()),
+        _ => Err("'teg.conv2d' is lowered on f32, bf16 and i8".into()),
     }
 }
 
@@ -96,6 +97,8 @@ struct Geometry {
     kernel_unit: u64,
     /// The input's and kernels' element type, and its bytes.
     elem: ElemType,
+    /// What the accumulator holds: i32 for i8, f32 for floats.
+    acc: ElemType,
     size: u64,
 }
 
@@ -118,6 +121,7 @@ impl Geometry {
             unit: row_unit(x.elem, cfg),
             kernel_unit: cfg.dm_write_align,
             elem: x.elem,
+            acc: if x.elem == ElemType::I8 { ElemType::I32 } else { ElemType::F32 },
             size: x.elem.bytes(),
         }
     }
@@ -171,7 +175,7 @@ const TRANSPOSE_TILE: (u64, u64) = (2, 4);
 /// its output (moved there in f32, then transposed, then cast to the input's type when that is not f32).
 fn fits(g: &Geometry, b: &Block, cfg: &NpuConfig) -> bool {
     let tile = b.out * b.rows * b.cols * 4;
-    let cast = if g.elem == ElemType::F32 { 0 } else { tile / 4 * g.size };
+    let cast = if g.elem == g.acc { 0 } else { tile / 4 * g.size };
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
     let inputs = round_up(g.kernel_bytes(b), 8) + g.window_bytes(b);
     tile <= cfg.acc_slice_bytes
@@ -471,7 +475,7 @@ fn matmul(g: &Geometry, slices: Slices, s: &Step, tap: [u64; 2], accumulate: boo
         c: Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (s.m * s.n * 4) as u32) },
         accumulate,
         from: g.elem,
-        to: ElemType::F32,
+        to: g.acc,
     })
 }
 
@@ -494,16 +498,8 @@ fn finish(
         let (p, n) = shapes[first as usize];
         let bytes = p * n * 4;
         let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], bytes as u32) };
-        l.compute(
-            rw,
-            &Instruction::Stream(stream(
-                Kind::Cast,
-                slices,
-                acc,
-                Space::Dm,
-                AccessPattern::new(out, &[], bytes as u32),
-            )),
-        )?;
+        let moved = stream(Kind::Cast, slices, acc, Space::Dm, AccessPattern::new(out, &[], bytes as u32));
+        l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..moved }))?;
         let (tr, tc) = TRANSPOSE_TILE;
         let (p_, n_) = (p as i64, n as i64);
         let src = AccessPattern::new(
@@ -517,17 +513,23 @@ fn finish(
             (tr * 4) as u32,
         );
         let src = Operand { space: Space::Dm, pattern: src };
-        l.compute(rw, &Instruction::Stream(stream(Kind::Transpose, slices, src, Space::Dm, dst.clone())))?;
-        if y.elem != ElemType::F32 {
-            let to = AccessPattern::new(out + 2 * bytes, &[], (p * n * y.elem.bytes()) as u32);
-            let src = Operand { space: Space::Dm, pattern: AccessPattern::new(out + bytes, &[], bytes as u32) };
-            let cast = Stream { to: y.elem, ..stream(Kind::Cast, slices, src, Space::Dm, to) };
+        let transpose = stream(Kind::Transpose, slices, src, Space::Dm, dst.clone());
+        l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..transpose }))?;
+        // Narrow results: bf16 rounded from f32; i8 each i32's low byte (TEG's i8 arithmetic wraps).
+        let to = AccessPattern::new(out + 2 * bytes, &[], (p * n * y.elem.bytes()) as u32);
+        let (from, src) = match y.elem {
+            ElemType::I8 => (ElemType::I8, AccessPattern::new(out + bytes, &[((p * n) as u32, 4)], 1)),
+            _ => (g.acc, AccessPattern::new(out + bytes, &[], bytes as u32)),
+        };
+        if y.elem != g.acc {
+            let src = Operand { space: Space::Dm, pattern: src };
+            let cast = Stream { from, to: y.elem, ..stream(Kind::Cast, slices, src, Space::Dm, to) };
             l.compute(rw, &Instruction::Stream(cast))?;
         }
     }
     for (slice, (t, &(p, n))) in wave.iter().zip(&shapes).enumerate() {
         let ext = [1, t.out.1, t.rows.1, t.cols.1];
-        let at = if y.elem == ElemType::F32 { out + p * n * 4 } else { out + 2 * p * n * 4 };
+        let at = if y.elem == g.acc { out + p * n * 4 } else { out + 2 * p * n * 4 };
         let dm = dm_box(y, &ext, at, cfg);
         let memory = l.dm(slice as u64);
         let start = [t.image, t.out.0, t.rows.0, t.cols.0];
