@@ -75,6 +75,19 @@ fn cases() -> Vec<Case> {
         "teg.graph @g {{\n  %x = teg.source @x : {t}\n  %y = teg.select %x along \"a\" at 0 : {t} -> !teg.tensor<[b=4096] x i8>\n  %s = teg.sink @y %y : !teg.tensor<[b=4096] x i8> -> !teg.token\n  teg.sequence_point %s : !teg.token\n}}\n"
     );
     let sinks = 50_000;
+    // Knowledge per semaphore made canonicalize quadratic in time and memory (1.15 GB here at 12k).
+    let semaphores = {
+        let mut t = String::from("npu.kernel @k(%a: !npu.buf<hbm, 64 x f32>) {\n");
+        (0..12_000).for_each(|i| t += &format!("  %s{i} = npu.semaphore\n"));
+        for i in 0..12_000 {
+            let wait = if i > 0 { format!("waits(%s{} = 1) ", i - 1) } else { String::new() };
+            t += &format!(
+                "  npu.dma queue(dma{q}) {wait}src(%a, base 0) dst(dm[0, {q}], base 0) loops [] packet 256 : f32 signals(%s{i} = 1)\n",
+                q = i % 2
+            );
+        }
+        t + "}\n"
+    };
     let mut many_sinks = String::from("teg.graph @g {\n  %x = teg.zeros : !teg.tensor<[n=2] x f32>\n");
     for i in 0..sinks {
         many_sinks += &format!("  %s{i} = teg.sink @y{i} %x : !teg.tensor<[n=2] x f32> -> !teg.token\n");
@@ -366,6 +379,7 @@ fn cases() -> Vec<Case> {
         },
         opt("30k expected-error @below lines", ("expected.tap", expectations.into_bytes()), &["--allow-unregistered-dialect", "--verify-diagnostics"], Expect::Error("expected error \"use of undeclared SSA value name\" was not produced")),
         opt("70k undefined names on one line", ("undefined.tap", undefined.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("undefined.tap:2:13: error: use of undeclared SSA value name")),
+        opt("a kernel of 12k semaphores, each waited once, canonicalized", ("sems.tap", semaphores.into_bytes()), &["-p", "builtin.module(canonicalize)", "-o", "/dev/null"], Expect::Success),
         opt("40 user blocks of 2^20 points whose output two index dimensions move", ("blocks.tap", blocks.into_bytes()), &["-o", "/dev/null"], Expect::Success),
         Case {
             name: "50k sinks of one value, timed",

@@ -402,12 +402,14 @@ impl<'s, 'c> ParseState<'s, 'c> {
             }
         };
         let values: Vec<ValueId> = args.iter().map(|a| self.ctx.body.add_block_arg(block, a.ty, a.loc)).collect();
-        let Some(list) = self.pending.get_mut(region.pending as usize) else { return };
-        let forwards = std::mem::take(list);
         let mut by_name: FxHashMap<&str, usize> = FxHashMap::default();
         for (i, a) in args.iter().enumerate() {
-            by_name.entry(a.name).or_insert(i);
+            if by_name.insert(a.name, i).is_some() {
+                self.diags.push(Diagnostic::error(a.loc, format!("redefinition of SSA value '{}'", a.name)));
+            }
         }
+        let Some(list) = self.pending.get_mut(region.pending as usize) else { return };
+        let forwards = std::mem::take(list);
         let mut rest = Vec::new();
         for f in forwards {
             match by_name.get(f.name).copied() {

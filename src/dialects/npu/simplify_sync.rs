@@ -17,6 +17,10 @@ use crate::ir::{Attr, AttrId, Context, OpId, ValueId};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
+/// Most semaphores whose waits the pattern reasons about: each instruction's knowledge is a vector over them, so
+/// a kernel with more keeps its waits (its unobserved semaphores still go). The kernel builder uses one per queue.
+pub const MAX_TRACKED_SEMAPHORES: usize = 256;
+
 /// The pattern (on `npu.kernel`).
 pub struct SimplifySync;
 
@@ -105,13 +109,20 @@ fn drop_implied_waits(syncs: &mut [Syncs]) {
     let single: HashMap<ValueId, usize> =
         signallers.iter().filter(|(_, q)| q.len() == 1).enumerate().map(|(k, (&sem, _))| (sem, k)).collect();
     let n = single.len();
+    for s in syncs.iter_mut() {
+        // A wait for 0 always holds and orders nothing.
+        s.waits.retain(|w| w.1 > 0);
+    }
+    if n > MAX_TRACKED_SEMAPHORES {
+        return;
+    }
     let mut queues: HashMap<(u64, String), (Knowledge, HashMap<ValueId, i64>)> = HashMap::new();
     // Per semaphore, its signals in order: the value and what the signaller knew (its own semaphores apart).
     let mut signals: Vec<Vec<(i64, Knowledge)>> = vec![Vec::new(); n];
     for s in syncs.iter_mut() {
         let (known, own) =
             queues.entry(s.queue.clone()).or_insert_with(|| (Rc::new(vec![i64::MIN; n]), HashMap::new()));
-        dedup_waits(&mut s.waits);
+        dedup_waits(&mut s.waits, &single);
         let imports: Vec<Option<(Knowledge, usize, i64)>> = s
             .waits
             .iter()
@@ -153,15 +164,16 @@ fn drop_implied_waits(syncs: &mut [Syncs]) {
     }
 }
 
-/// Keeps, of several waits on one semaphore, the one for the largest value.
-fn dedup_waits(waits: &mut Vec<(ValueId, i64)>) {
+/// Keeps, of several waits on one semaphore one queue signals, the one for the largest value (that queue's later
+/// signal comes after its earlier one; with several signallers, each wait orders after a different instruction).
+fn dedup_waits(waits: &mut Vec<(ValueId, i64)>, single: &HashMap<ValueId, usize>) {
     let mut most: HashMap<ValueId, i64> = HashMap::new();
-    for &(sem, v) in waits.iter() {
+    for &(sem, v) in waits.iter().filter(|w| single.contains_key(&w.0)) {
         let m = most.entry(sem).or_insert(v);
         *m = (*m).max(v);
     }
     let mut done = HashSet::new();
-    waits.retain(|&(sem, v)| most[&sem] == v && done.insert(sem));
+    waits.retain(|&(sem, v)| most.get(&sem).is_none_or(|&m| m == v && done.insert(sem)));
 }
 
 /// The semaphores of the kernel no instruction waits for.

@@ -386,10 +386,11 @@ fn build_after(ctx: &mut Context, graph: OpId, name: &str, split: &Split) {
         map.values.insert(v, ctx.body.result(source, 0));
     }
     let mut tokens = Vec::new();
+    let sinks: HashSet<OpId> = split.after.sinks.iter().copied().collect();
     for op in split.after.members() {
         let copy = clone_op(ctx, op, &mut map);
         ctx.body.append_op(block, copy);
-        if split.after.sinks.contains(&op) {
+        if sinks.contains(&op) {
             tokens.extend(ctx.body.results(copy));
         }
     }
