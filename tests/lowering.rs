@@ -195,10 +195,7 @@ impl Graph {
     /// of its text (from `start`).
     fn plan(&self, t: &mut String, start: usize, i: usize, s: &Shape) {
         let reduced = |d: usize| match &self.nodes[i] {
-            // teg-shard does not split a mean's reduced dimensions.
-            Node::Reduce(m, x, along) => {
-                *m != "mean" && along[d] && self.shapes()[*x].is_some_and(|f| f[d] == Some(true))
-            }
+            Node::Reduce(_, x, along) => along[d] && self.shapes()[*x].is_some_and(|f| f[d] == Some(true)),
             _ => false,
         };
         let Some(d) = self.plans.get(i).copied().flatten() else { return };

@@ -6,7 +6,7 @@ use crate::dialects::teg::shard_plan::SHARD_ATTR;
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::ir::builder::OpState;
-use crate::ir::{Attr, Context, OpId, ValueId};
+use crate::ir::{Attr, Context, FloatKind, OpId, ValueId};
 use crate::zspace::ZRange;
 
 use super::geometry::resized;
@@ -144,6 +144,21 @@ pub(super) fn clone_with(ctx: &mut Context, op: OpId, operands: &[ValueId], ty: 
     let shard = insert(ctx, op, state);
     mark(ctx, shard, devices);
     shard
+}
+
+/// `sum / count`, before `anchor`, on every device: the mean of a reduction whose shards summed (`teg.full` of
+/// the count, then `teg.div`, as the reference divides a mean's sum).
+pub(super) fn divide(ctx: &mut Context, anchor: OpId, sum: ValueId, t: &TensorType, count: u64) -> ValueId {
+    let loc = ctx.body.op(anchor).loc;
+    let ty = tensor_type(ctx, t.clone());
+    let f64t = ctx.float_type(FloatKind::F64);
+    let value = ctx.attr(Attr::Float { bits: (count as f64).to_bits(), ty: f64t });
+    let full = OpState::new(ctx, "teg.full", loc).prop(ctx, "value", value).results(&[ty]);
+    let full = insert(ctx, anchor, full);
+    let count = ctx.body.results(full).next().expect("one result");
+    let div = OpState::new(ctx, "teg.div", loc).operands(&[sum, count]).results(&[ty]);
+    let div = insert(ctx, anchor, div);
+    ctx.body.results(div).next().expect("one result")
 }
 
 /// Sets `op`'s `teg.devices` to `devices`.

@@ -27,9 +27,10 @@
 //! option (`batch:x,d1:y`; see `dialects::teg::shard_plan`), written on each op it fits before anything is split.
 //!
 //! This version splits elementwise ops, contractions, convolutions, reductions, strided views and constant
-//! generators (`zeros`, `ones`, `full`: each shard is the generator of its box). A plan that
-//! splits any other op, a `mean` reduction or a reduction with a `default` along a reduced dimension is an error
-//! at the op; ops without a plan (or with one that splits nothing) are left alone.
+//! generators (`zeros`, `ones`, `full`: each shard is the generator of its box). A `mean` split along a reduced
+//! dimension becomes shards that sum, their sum combined whole, and a division by the count (users read the
+//! quotient whole). A plan that splits any other op, or a reduction with a `default` along a reduced dimension,
+//! is an error at the op; ops without a plan (or with one that splits nothing) are left alone.
 
 mod build;
 mod expand;
@@ -53,7 +54,7 @@ use crate::machine::Machine;
 use crate::shard::transfers::classify;
 use crate::shard::Plan;
 use crate::zspace::ZRange;
-use build::{clone_with, fit_to_box, mark, pad, reshard, slice, zeros};
+use build::{clone_with, divide, fit_to_box, mark, pad, reshard, slice, zeros};
 use expand::expand_split_linears;
 use geometry::{clip, ranks_by_part, resized, shards};
 use std::collections::HashMap;
@@ -213,6 +214,9 @@ impl Graph {
         if boxes.is_empty() {
             return Ok(0); // An empty index space: nothing to split.
         }
+        let split_reduced = maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty());
+        // A mean split along a reduced dimension: its shards sum, and the whole sum is divided by the count.
+        let mean = split_reduced && matches!(decode(ctx, op), Ok(OpKind::Reduce(r)) if r.monoid == Monoid::Mean);
         let mut edges: Vec<Vec<OpId>> = vec![Vec::new(); operands.len()];
         let mut parts = Vec::new();
         for (part, index) in boxes {
@@ -232,6 +236,10 @@ impl Graph {
             }
             let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
             let shard = clone_with(ctx, op, &ins, resized(&out_type, &region), &devices);
+            if mean {
+                let sum = ctx.string_attr(Monoid::Sum.name());
+                ctx.set_op_prop(shard, "monoid", sum);
+            }
             fit_to_box(ctx, shard, first_read.as_ref().unwrap_or(&index), &region)?;
             parts.push(Part { value: ctx.body.results(shard).next().expect("one result"), region, devices });
         }
@@ -242,13 +250,24 @@ impl Graph {
                 env.stats.add("num-reshards", made.len() as u64);
             }
         }
-        let split_reduced = maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty());
-        let combine = if split_reduced { maps.reductions.first().map(|r| r.1) } else { None };
+        let combine = match (split_reduced, mean) {
+            (true, true) => Some(Monoid::Sum),
+            (true, false) => maps.reductions.first().map(|r| r.1),
+            _ => None,
+        };
         let made = parts.len();
         let whole = ZRange::of_shape(&out_type.dims.iter().map(|d| d.1).collect::<Vec<_>>());
         let sources: Vec<(ValueId, &ZRange)> = parts.iter().map(|p| (p.value, &p.region)).collect();
         let full = reshard(ctx, op, &sources, &whole, &out_type, combine, None);
         let full_value = ctx.body.results(full).next().expect("one result");
+        if mean {
+            // Users read the quotient whole (sliced as they need): the shards hold sums, not means.
+            let count = maps.reductions.iter().map(|&(d, _)| maps.index[d].1).product::<u64>();
+            let quotient = divide(ctx, op, full_value, &out_type, count);
+            ctx.body.replace_all_uses(result, quotient);
+            ctx.body.erase_op(op);
+            return Ok(made);
+        }
         ctx.body.replace_all_uses(result, full_value);
         ctx.body.erase_op(op);
         self.whole.push((full, name.clone()));
@@ -386,12 +405,11 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
     match &kind {
         OpKind::Cell(_) | OpKind::Contraction(_) | OpKind::Conv2d(_) => {}
         OpKind::View(v) if v.splits_by_box() => {}
-        OpKind::Reduce(r) if r.default.is_some() || r.monoid == Monoid::Mean => {
+        OpKind::Reduce(r) if r.default.is_some() => {
             if maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty()) {
                 return Err(format!(
-                    "cannot split a reduced dimension of a '{}' reduction{} yet",
-                    r.monoid.name(),
-                    if r.default.is_some() { " with a default" } else { "" }
+                    "cannot split a reduced dimension of a '{}' reduction with a default yet",
+                    r.monoid.name()
                 ));
             }
         }
