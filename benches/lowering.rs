@@ -120,7 +120,7 @@ fn run_lowered(text: &str, name: &str) -> Lowered {
     lower(&mut ctx, module);
     let kernel = find(&ctx, module, name, "npu.kernel");
     let b = bindings(&ctx, kernel).expect("bindings").expect("a lowered kernel");
-    let args = kernel_inputs(&ctx, kernel, &b, &named).expect("binds");
+    let args = kernel_inputs(&ctx, kernel, &b, &[&named]).expect("binds");
     let load = median((0..3).map(|_| timed(|| Program::load(&ctx, kernel).expect("loads")).1).collect());
     let program = Program::load(&ctx, kernel).expect("loads");
     let mut npu = Npu::default();

@@ -127,38 +127,28 @@ pub fn run_lowered(
 ) -> Result<(Values, Run), String> {
     let before = host_graph(ctx, kernel, HOST_ATTR)?;
     let after = host_graph(ctx, kernel, AFTER_ATTR)?;
-    let mut known = inputs.clone();
-    let mut stages = Vec::new();
-    if let Some(graph) = before {
-        stages.push(run_host(ctx, graph, &known)?);
-        learn(&mut known, &stages[0]);
-    }
-    let args = kernel_inputs(ctx, kernel, bindings, &known)?;
+    let pre = before.map(|g| run_host(ctx, g, &[inputs])).transpose()?.unwrap_or_default();
+    let args = kernel_inputs(ctx, kernel, bindings, &[inputs, &pre])?;
     let run = run_kernel(ctx, kernel, &args).map_err(|e| e.message)?;
     let mut device = Values::new();
     for (i, b) in bindings.iter().enumerate().filter(|(_, b)| b.role == "sink") {
         let flat = run.buffers.get(&format!("arg{i}")).ok_or(format!("the kernel did not write sink '{}'", b.name))?;
         device.insert(b.name.clone(), unpack(b, flat));
     }
-    learn(&mut known, &device);
-    stages.push(device);
-    if let Some(graph) = after {
-        stages.push(run_host(ctx, graph, &known)?);
-    }
+    let post = after.map(|g| run_host(ctx, g, &[inputs, &pre, &device])).transpose()?.unwrap_or_default();
     // A stage's sink that a later stage reads as a source (and the caller did not bind) is handed on, not the graph's.
     let mut handed: std::collections::HashSet<String> =
         bindings.iter().filter(|b| b.role == "source").map(|b| b.name.clone()).collect();
     handed.extend(after.into_iter().flat_map(|g| source_names(ctx, g)));
-    let sinks = stages.into_iter().flatten().filter(|(n, _)| !handed.contains(n) || inputs.contains_key(n)).collect();
+    let stages = [pre, device, post].into_iter().flatten();
+    let sinks = stages.filter(|(n, _)| !handed.contains(n) || inputs.contains_key(n)).collect();
     Ok((sinks, run))
 }
 
-/// Adds a stage's sinks to what later stages can read, but for the names the caller bound (a sink may share a
-/// source's name).
-fn learn(known: &mut Values, sinks: &Values) {
-    for (name, value) in sinks {
-        known.entry(name.clone()).or_insert_with(|| value.clone());
-    }
+/// The array named `name` in the first of `layers` that has one (the caller's inputs first, so a stage's sink
+/// that shares a source's name does not replace it).
+fn find<'a>(layers: &[&'a Values], name: &str) -> Option<&'a Array> {
+    layers.iter().find_map(|l| l.get(name))
 }
 
 /// The host graph `kernel`'s attribute `key` names, if it has one.
@@ -174,25 +164,26 @@ fn source_names(ctx: &Context, graph: OpId) -> Vec<String> {
     crate::dialects::teg::eval::sources(ctx, graph).into_iter().map(|s| s.0).collect()
 }
 
-/// Runs a host graph with the reference evaluator, its sources bound from `known` by name; its sinks.
-fn run_host(ctx: &Context, graph: OpId, known: &Values) -> Result<Values, String> {
-    let wanted = source_names(ctx, graph);
-    let bound: Values = known.iter().filter(|(n, _)| wanted.contains(n)).map(|(n, a)| (n.clone(), a.clone())).collect();
+/// Runs a host graph with the reference evaluator, its sources bound by name from `layers`; its sinks.
+fn run_host(ctx: &Context, graph: OpId, layers: &[&Values]) -> Result<Values, String> {
+    let bound: Values =
+        source_names(ctx, graph).into_iter().filter_map(|n| find(layers, &n).map(|a| (n, a.clone()))).collect();
     let name = symbol_name(ctx, graph).unwrap_or("graph");
     evaluate(ctx, graph, &bound).map_err(|e| format!("the host segment @{name}: {}", e.message))
 }
 
-/// The kernel's inputs (`arg0`, ...) from the graph's (by source name): each written into its buffer's layout.
+/// The kernel's inputs (`arg0`, ...) from the graph's (by source name, from the first of `layers` that has it):
+/// each written into its buffer's layout.
 pub fn kernel_inputs(
     ctx: &Context,
     kernel: OpId,
     bindings: &[Binding],
-    inputs: &Values,
+    layers: &[&Values],
 ) -> Result<IndexMap<String, Array>, String> {
     let lens = buffer_lens(ctx, kernel);
     let mut args = IndexMap::new();
     for (i, b) in bindings.iter().enumerate().filter(|(_, b)| b.role == "source") {
-        let a = inputs.get(&b.name).ok_or(format!("source '{}' is not bound: pass --input {0}=PATH.npy", b.name))?;
+        let a = find(layers, &b.name).ok_or(format!("source '{}' is not bound: pass --input {0}=PATH.npy", b.name))?;
         if a.shape() != b.shape.as_slice() || a.dtype() != b.dtype {
             return Err(format!(
                 "source '{}' is {} of shape {:?}, but its input holds {} of shape {:?}",

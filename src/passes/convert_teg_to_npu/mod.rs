@@ -149,8 +149,7 @@ impl Lowering {
 }
 
 /// Lowers `graph` into a kernel in its place (its host segments into graphs before and after it, each op of them a
-/// remark);
-/// the number of instructions written.
+/// remark); the number of instructions written.
 fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) -> Result<u64, Diagnostic> {
     let loc = ctx.body.op(graph).loc;
     let cfg = machine_of(ctx, graph).and_then(|c| supported(&c).map(|()| c)).map_err(|m| Diagnostic::error(loc, m))?;

@@ -266,6 +266,7 @@ impl Graph {
             let quotient = divide(ctx, op, full_value, &out_type, count);
             ctx.body.replace_all_uses(result, quotient);
             ctx.body.erase_op(op);
+            self.whole.push((full, name));
             return Ok(made);
         }
         ctx.body.replace_all_uses(result, full_value);

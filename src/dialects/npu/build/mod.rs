@@ -94,28 +94,26 @@ impl KernelBuilder {
     pub fn dma(&mut self, rw: &mut Rewriter<'_>, dma: &Dma, dtype: ElemType, queue: &str) -> Result<OpId, String> {
         dma.check(&self.cfg)?;
         let instruction = Instruction::Dma(dma.clone());
-        let sync = self.sync(rw, &instruction, queue)?;
+        let (sync, index) = self.sync(rw, &instruction, queue)?;
         let args = &self.args;
         let state = ops::dma_state(rw.interners(), dma, dtype, &|r| args[r as usize], &sync, Loc::Unknown);
-        Ok(self.issue(rw, state, &sync))
+        Ok(self.issue(rw, state, index))
     }
 
     /// Writes compute instruction `instruction` on `queue` (`main` or `sub`) at the rewriter's insertion point.
     pub fn compute(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction, queue: &str) -> Result<OpId, String> {
         instruction.check(&self.cfg)?;
-        let sync = self.sync(rw, instruction, queue)?;
+        let (sync, index) = self.sync(rw, instruction, queue)?;
         let state = ops::compute_state(rw.interners(), instruction, &sync, Loc::Unknown)
             .ok_or("this instruction cannot be written from code yet")?;
-        Ok(self.issue(rw, state, &sync))
+        Ok(self.issue(rw, state, index))
     }
 
-    /// Creates the instruction `state`, synchronized by `sync`, and notes it on its queue.
-    fn issue(&mut self, rw: &mut Rewriter<'_>, state: OpState, sync: &Sync) -> OpId {
+    /// Creates the instruction `state` and notes it on its queue (by index).
+    fn issue(&mut self, rw: &mut Rewriter<'_>, state: OpState, queue: usize) -> OpId {
         let op = rw.create(state);
         self.written += 1;
-        let sem = sync.signals[0].0;
-        let index = self.queues.values().position(|q| q.0 == sem).expect("the queue of a signal");
-        self.issued[index].push(op);
+        self.issued[queue].push(op);
         op
     }
 
@@ -151,8 +149,8 @@ impl KernelBuilder {
         }
     }
 
-    /// The queue, waits and signal of the next instruction on `queue` of its chip.
-    fn sync(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction, queue: &str) -> Result<Sync, String> {
+    /// The queue, waits and signal of the next instruction on `queue` of its chip, and the queue's index.
+    fn sync(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction, queue: &str) -> Result<(Sync, usize), String> {
         self.reserve(1)?;
         if queue_index(queue, self.cfg.dma_engines).is_none() {
             return Err(format!("no queue '{queue}' on this machine"));
@@ -178,7 +176,7 @@ impl KernelBuilder {
             self.waited[w.queue] = true;
         }
         let waits = waits.into_iter().map(|w| (self.queues[w.queue].0, w.seq)).collect();
-        Ok(Sync { queue: queue.to_string(), waits, signals })
+        Ok((Sync { queue: queue.to_string(), waits, signals }, index))
     }
 
     /// A new semaphore at the start of the kernel, after those made before.
