@@ -46,6 +46,18 @@ impl ZAffineMap {
         self.offset[j]
     }
 
+    /// The strided function `p ↦ base + Σ strides·(A·p + b)` written as `p ↦ base' + Σ strides'·p`: the element
+    /// strides and offset of a tensor laid out with `strides` and `base`, read through this map (a view's layout
+    /// from its operand's); `None` on overflow.
+    pub fn pull_strides(&self, strides: &[i64], base: i64) -> Option<(Vec<i64>, i64)> {
+        let dot = |column: &mut dyn Iterator<Item = i64>| -> Option<i64> {
+            column.zip(strides).try_fold(0i64, |acc, (a, &s)| acc.checked_add(a.checked_mul(s)?))
+        };
+        let pulled = (0..self.inputs).map(|i| dot(&mut self.matrix.iter().map(|row| row[i]))).collect::<Option<_>>()?;
+        let base = base.checked_add(dot(&mut self.offset.iter().copied())?)?;
+        Some((pulled, base))
+    }
+
     /// `A·p + b`, or an error if `p` has the wrong rank or the result overflows `i64`.
     pub fn apply(&self, p: &[i64]) -> Result<Vec<i64>, ZError> {
         if p.len() != self.inputs {

@@ -13,11 +13,11 @@ use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::as_tensor;
 use crate::dialects::teg::transfers::{devices_of, DEVICES_ATTR};
 use crate::dialects::teg::LAYOUT_ATTR;
-use crate::interfaces::layout::layout_of;
 use crate::ir::body::ValueDef;
 use crate::ir::TypeId;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, Interners, OpId, ValueId};
 use crate::machine::{ElemType, NpuConfig};
+use crate::passes::resolve_layouts::{check_rows, in_place, strided_of, view_map, Strided, IN_PLACE_ATTR};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
@@ -30,8 +30,13 @@ pub struct Tensor {
     pub dims: Vec<(String, u64)>,
     /// The extent the last dimension takes in memory (its padded row).
     pub row: u64,
-    /// Element stride of each dimension.
+    /// Element stride of each dimension (0 and negative ones in views read in place).
     pub strides: Vec<i64>,
+    /// Element offset of its first element in the buffer.
+    pub offset: i64,
+    /// Whether its rows are read whole, as operators read them (see `resolve_layouts::check_rows`); a source
+    /// in another layout is read only by copies.
+    pub rows: bool,
     /// The element type in memory.
     pub elem: ElemType,
     /// Bytes of its buffer.
@@ -44,6 +49,11 @@ impl Tensor {
     /// Its buffer, as a DMA names it.
     pub fn hbm(&self) -> Memory {
         Memory::Hbm { chip: self.chip, region: self.region, bytes: self.bytes }
+    }
+
+    /// Its layout in its buffer.
+    pub fn strided(&self) -> Strided {
+        Strided { strides: self.strides.clone(), offset: self.offset }
     }
 
     /// The extents the lowering computes over: the dimensions with the last one padded.
@@ -76,8 +86,8 @@ pub struct Arg {
     pub dtype: DType,
     /// Its shape.
     pub shape: Vec<u64>,
-    /// Its layout attribute.
-    pub layout: AttrId,
+    /// The tensor it holds, as its layout places it.
+    pub tensor: Tensor,
 }
 
 /// Every buffer of one graph.
@@ -151,7 +161,7 @@ impl Buffers {
                     let v = ctx.body.operand(op, 0);
                     let own = b.values.get(&v).map(|t| &b.args[t.region as usize].role);
                     if own != Some(&Role::Sink(name.clone())) {
-                        let t = b.place(ctx, v, Role::Sink(name), 0, cfg).map_err(err)?;
+                        let t = b.fresh(ctx, v, Role::Sink(name), 0, cfg).map_err(err)?;
                         b.sinks.insert(op, t);
                     }
                 }
@@ -167,6 +177,11 @@ impl Buffers {
                     let role = sink_of.get(&v).cloned().map(Role::Sink).unwrap_or(Role::Scratch);
                     let t = b.place(ctx, v, role, chip_of(ctx, op, cfg).map_err(err)?, cfg).map_err(err)?;
                     b.constant(t.elem, held(dtype_of(ctx, v), constant_value(&g).expect("a constant")), cfg);
+                    b.values.insert(v, t);
+                }
+                OpKind::View(_) if ctx.op_attr(op, IN_PLACE_ATTR).is_some() => {
+                    let v = ctx.body.result(op, 0);
+                    let t = b.alias(ctx, op, cfg).map_err(err)?;
                     b.values.insert(v, t);
                 }
                 OpKind::View(view) => {
@@ -198,7 +213,7 @@ impl Buffers {
                             let mut accs = Vec::new();
                             for group in partial_groups(ctx, op, r) {
                                 let leader = ctx.body.operand(op, group[0]);
-                                accs.push(b.place(ctx, leader, Role::Scratch, t.chip, cfg).map_err(err)?);
+                                accs.push(b.fresh(ctx, leader, Role::Scratch, t.chip, cfg).map_err(err)?);
                                 for &i in &group[1..] {
                                     b.replicate_value(ctx, ctx.body.operand(op, i), t.chip, cfg).map_err(err)?;
                                 }
@@ -223,36 +238,79 @@ impl Buffers {
     fn replicate_value(&mut self, ctx: &Context, v: ValueId, chip: u64, cfg: &NpuConfig) -> Result<(), String> {
         let elsewhere = self.values.get(&v).is_some_and(|t| t.chip != chip);
         if elsewhere && !self.replicas.contains_key(&(v, chip)) {
-            let t = self.place(ctx, v, Role::Scratch, chip, cfg)?;
+            let t = self.fresh(ctx, v, Role::Scratch, chip, cfg)?;
             self.replicas.insert((v, chip), t);
         }
         Ok(())
     }
 
-    /// A new argument on `chip` holding `v` in the layout of its defining op.
+    /// A new argument on `chip` holding `v` in the layout of its defining op (`teg.layout`): one of rows, or any
+    /// strided layout a source is given (read only by copies).
     fn place(&mut self, ctx: &Context, v: ValueId, role: Role, chip: u64, cfg: &NpuConfig) -> Result<Tensor, String> {
-        let ty = as_tensor(ctx, ctx.body.value_type(v)).ok_or("not a TEG tensor")?;
         let ValueDef::Result { op: def, .. } = ctx.body.value_def(v) else { return Err("not an op's result".into()) };
         let layout = ctx.op_attr(def, LAYOUT_ATTR).ok_or(format!(
             "the tensor defined here has no layout ('{LAYOUT_ATTR}'): run resolve-layouts before convert-teg-to-npu"
         ))?;
-        let elem = npu_elem(ty.dtype).ok_or(format!(
-            "the NPU does not compute on {} (its types are bf16, f32, i8, i32; i1 lives as i8)",
-            ty.dtype
-        ))?;
-        let mut dims = ty.dims.clone();
-        if dims.is_empty() {
-            dims.push((String::new(), 1));
+        let (dtype, dims, elem) = tensor_parts(ctx, v)?;
+        let extents: Vec<u64> = dims.iter().map(|d| d.1).collect();
+        let strided = strided_of(&ctx.interners, layout, &extents)?;
+        let rows = check_rows(&strided, &extents, elem.bytes(), cfg);
+        let source = matches!(role, Role::Source(_));
+        if let (Err(m), false) = (&rows, source) {
+            return Err(format!("'{LAYOUT_ATTR}' must be a layout of {m}"));
         }
-        let row = cfg.padded_row(dims.last().expect("a dimension").1);
-        let strides = strides_of(ctx, layout, &dims, row)?;
-        let n = dims.len();
-        let len = dims[..n - 1]
-            .iter()
-            .zip(&strides)
-            .try_fold(row, |acc, ((_, e), &s)| (e - 1).checked_mul(s as u64).and_then(|x| x.checked_add(acc)))
+        self.allocate(strided, rows.is_ok(), dtype, dims, elem, role, chip, cfg)
+    }
+
+    /// A new argument on `chip` holding `v` (or a copy of it) row-major in padded rows.
+    fn fresh(&mut self, ctx: &Context, v: ValueId, role: Role, chip: u64, cfg: &NpuConfig) -> Result<Tensor, String> {
+        let (dtype, dims, elem) = tensor_parts(ctx, v)?;
+        let extents: Vec<u64> = dims.iter().map(|d| d.1).collect();
+        self.allocate(Strided::row_major(&extents, cfg), true, dtype, dims, elem, role, chip, cfg)
+    }
+
+    /// The tensor of view `op`, read in place: its operand's buffer through the view's index map, checked as
+    /// `resolve-layouts` decided it.
+    fn alias(&self, ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<Tensor, String> {
+        let operand = self.values.get(&ctx.body.operand(op, 0)).ok_or("its operand has no buffer")?;
+        if chip_of(ctx, op, cfg)? != operand.chip {
+            return Err(format!("a view read in place ('{IN_PLACE_ATTR}') must run on its operand's chip"));
+        }
+        let map = view_map(ctx, op).ok_or(format!("this view cannot be read in place ('{IN_PLACE_ATTR}')"))?;
+        let (_, dims, elem) = tensor_parts(ctx, ctx.body.result(op, 0))?;
+        let extents: Vec<u64> = dims.iter().map(|d| d.1).collect();
+        let of = (&operand.strided(), &operand.dims.iter().map(|d| d.1).collect::<Vec<_>>()[..], operand.rows);
+        let strided = in_place(&map, of, &extents, elem.bytes(), operand.bytes / elem.bytes(), cfg)
+            .map_err(|why| format!("this view cannot be read in place ('{IN_PLACE_ATTR}'): {why}"))?;
+        let given = ctx.op_attr(op, LAYOUT_ATTR).map(|a| strided_of(&ctx.interners, a, &extents));
+        if given != Some(Ok(strided.clone())) {
+            return Err(format!(
+                "a view read in place must have its operand's layout through the view as '{LAYOUT_ATTR}'"
+            ));
+        }
+        let row = cfg.padded_row(extents[extents.len() - 1]);
+        Ok(Tensor { dims, row, strides: strided.strides, offset: strided.offset, rows: true, ..operand.clone() })
+    }
+
+    /// A new argument on `chip` of `elem` holding a tensor of `dims` in layout `strided`.
+    #[allow(clippy::too_many_arguments)]
+    fn allocate(
+        &mut self,
+        strided: Strided,
+        rows: bool,
+        dtype: DType,
+        dims: Vec<(String, u64)>,
+        elem: ElemType,
+        role: Role,
+        chip: u64,
+        cfg: &NpuConfig,
+    ) -> Result<Tensor, String> {
+        let extents: Vec<u64> = dims.iter().map(|d| d.1).collect();
+        let row = cfg.padded_row(extents[extents.len() - 1]);
+        let len = strided
+            .span(&extents, if rows { row } else { 1 })
             .filter(|&len| len.checked_mul(elem.bytes()).is_some())
-            .ok_or("the tensor's layout spans more than 2^64 bytes")?;
+            .ok_or("the tensor's layout places elements before its buffer's start or past 2^64 bytes")?;
         let used = self.used.entry(chip).or_default();
         if used.saturating_add(len * elem.bytes()) > cfg.hbm_bytes {
             return Err(format!(
@@ -264,8 +322,11 @@ impl Buffers {
         }
         *used += len * elem.bytes();
         let region = self.args.len() as u32;
-        self.args.push(Arg { buf: BufType { chip, len, elem }, role, dtype: ty.dtype, shape: ty.shape(), layout });
-        Ok(Tensor { region, dims, row, strides, elem, bytes: len * elem.bytes(), chip })
+        let (strides, offset) = (strided.strides, strided.offset);
+        let shape = if is_scalar(&dims) { Vec::new() } else { extents };
+        let tensor = Tensor { region, dims, row, strides, offset, rows, elem, bytes: len * elem.bytes(), chip };
+        self.args.push(Arg { buf: BufType { chip, len, elem }, role, dtype, shape, tensor: tensor.clone() });
+        Ok(tensor)
     }
 
     /// A constant buffer of `value` in `elem` (one per pair).
@@ -276,12 +337,12 @@ impl Buffers {
         }
         let len = CONSTANT_ELEMS;
         let region = self.args.len() as u32;
-        let layout = self.args.last().map(|a| a.layout).expect("a view's result placed first");
         let buf = BufType { chip: 0, len, elem };
-        self.args.push(Arg { buf, role: Role::Scratch, dtype: crate::array::DType::F32, shape: vec![len], layout });
         let dims = vec![(String::new(), len)];
         let row = cfg.padded_row(len);
-        let t = Tensor { region, dims, row, strides: vec![1], elem, bytes: len * elem.bytes(), chip: 0 };
+        let (bytes, rows) = (len * elem.bytes(), true);
+        let t = Tensor { region, dims, row, strides: vec![1], offset: 0, rows, elem, bytes, chip: 0 };
+        self.args.push(Arg { buf, role: Role::Scratch, dtype: DType::F32, shape: vec![len], tensor: t.clone() });
         self.constants.insert(key, t);
     }
 
@@ -302,10 +363,11 @@ fn arg_attr(ints: &mut Interners, a: &Arg) -> AttrId {
     let mut entries = vec![(ints.sym("role"), ints.string_attr(role))];
     if let Some(name) = name {
         let shape: Vec<AttrId> = a.shape.iter().map(|&e| ints.int_attr(e as i128, i64t)).collect();
+        let layout = a.tensor.strided().attr(ints, &a.shape);
         entries.push((ints.sym("name"), ints.string_attr(name)));
         entries.push((ints.sym("shape"), ints.attr(Attr::Array(shape.into()))));
         entries.push((ints.sym("dtype"), ints.string_attr(&a.dtype.to_string())));
-        entries.push((ints.sym("layout"), a.layout));
+        entries.push((ints.sym("layout"), layout));
     }
     ints.dict_attr(entries)
 }
@@ -326,42 +388,24 @@ fn sole_sinks(ctx: &Context, ops: &[OpId]) -> HashMap<ValueId, String> {
     count.into_iter().filter(|(_, (n, _))| *n == 1).map(|(v, (_, name))| (v, name)).collect()
 }
 
-/// The element stride of each of `dims` in the strided layout `attr`: one digit per dimension, no base offset,
-/// the last dimension contiguous and each row of `row` elements inside the stride of the dimension above.
-fn strides_of(ctx: &Context, attr: AttrId, dims: &[(String, u64)], row: u64) -> Result<Vec<i64>, String> {
-    let layout = layout_of(&ctx.interners, attr).ok_or("'teg.layout' is not a layout attribute")?;
-    let core = layout.core_form().map_err(|e| format!("'teg.layout': {e}"))?;
-    let strided = core.as_strided().ok_or("'teg.layout' must be a strided layout")?;
-    if strided.dims.len() != dims.len() || strided.dims.iter().zip(dims).any(|(d, e)| d.extent != e.1) {
-        return Err(format!("'teg.layout' has {} dimensions of other extents than the tensor's", strided.dims.len()));
+/// Dimension names and extents.
+type Dims = Vec<(String, u64)>;
+
+/// A tensor value's element type, dimensions (a scalar as one of extent 1, named "") and NPU element type.
+fn tensor_parts(ctx: &Context, v: ValueId) -> Result<(DType, Dims, ElemType), String> {
+    let ty = as_tensor(ctx, ctx.body.value_type(v)).ok_or("not a TEG tensor")?;
+    let elem = npu_elem(ty.dtype).ok_or(format!(
+        "the NPU does not compute on {} (its types are bf16, f32, i8, i32; i1 lives as i8)",
+        ty.dtype
+    ))?;
+    let mut dims = ty.dims.clone();
+    if dims.is_empty() {
+        dims.push((String::new(), 1));
     }
-    let mut strides = vec![0i64; dims.len()];
-    for f in strided.factors.iter().filter(|f| f.extent > 1) {
-        let k = f.dim.ok_or("'teg.layout' stores elements twice (a replica digit)")?;
-        if f.place != 1 {
-            return Err(
-                "'teg.layout' splits a dimension into several digits; the lowering reads one per dimension".into()
-            );
-        }
-        strides[k] = f.stride;
-    }
-    let n = dims.len();
-    let last_contiguous = dims[n - 1].1 == 1 || strides[n - 1] == 1;
-    strides[n - 1] = 1;
-    let mut inner = row;
-    let mut nested = true;
-    for k in (0..n - 1).rev() {
-        if dims[k].1 == 1 {
-            strides[k] = inner as i64;
-        }
-        nested &= strides[k] >= inner as i64;
-        inner = (dims[k].1 as i64).saturating_mul(strides[k]) as u64;
-    }
-    if strided.base != 0 || !nested || !last_contiguous {
-        return Err(format!(
-            "'teg.layout' must be row-major with rows of {row} elements (the last dimension contiguous, each \
-             dimension's stride past everything inside it)"
-        ));
-    }
-    Ok(strides)
+    Ok((ty.dtype, dims, elem))
+}
+
+/// Whether `dims` stand for a scalar (one dimension of extent 1 without a name, as [`tensor_parts`] makes it).
+fn is_scalar(dims: &[(String, u64)]) -> bool {
+    matches!(dims, [(name, 1)] if name.is_empty())
 }

@@ -307,7 +307,8 @@ fn lower(
     l.kernel.reserve((tiles.len() as u64).saturating_mul(per_tile).saturating_add(1))?;
     let reads_row_padding = g.padding[1] > 0 && round_up(g.width, g.unit) > g.width;
     if reads_row_padding && !matches!(l.buffers.args[x.region as usize].role, Role::Source(_)) {
-        pad_rows(l, rw, x)?;
+        let root = l.buffers.args[x.region as usize].tensor.clone();
+        pad_rows(l, rw, &root)?;
     }
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;

@@ -120,8 +120,8 @@ impl Lowering {
             return Ok(self.buffers.values[&v].clone());
         };
         if self.replicated.insert((v, self.chip)) {
-            let dma = transfer::hbm_copy(&self.buffers.values[&v], &replica, &self.cfg);
-            self.dma(rw, &dma, replica.elem)?;
+            let from = self.buffers.values[&v].clone();
+            views::copy_tensor(self, rw, &from, &replica)?;
         }
         Ok(replica)
     }
@@ -304,7 +304,12 @@ pub fn lower_op(
     let r = s.buffers.values[&ctx.body.result(op, 0)].clone();
     s.chip = r.chip;
     let values: Vec<ValueId> = ctx.body.operands(op).collect();
+    let copies = matches!(decode(ctx, op), Ok(OpKind::View(_) | OpKind::Reshard(_)));
     let operands = values.iter().map(|&v| s.operand(rw, v)).collect::<Result<Vec<Tensor>, String>>();
+    let operands = operands.and_then(|o| match o.iter().any(|t| !t.rows) && !copies {
+        true => Err("it reads a source whose layout is not one of rows: run resolve-layouts, which copies it".into()),
+        false => Ok(o),
+    });
     if let Err(m) = operands.and_then(|operands| write(&mut s, rw, &operands, &r)) {
         drop(s);
         return failed(state, rw.ir(), op, m);
@@ -363,8 +368,7 @@ impl ConversionPattern for Sinks<'_> {
         let mut s = self.0.borrow_mut();
         if let Some(to) = s.buffers.sinks.get(&op).cloned() {
             let from = s.buffers.values[&rw.ir().body.operand(op, 0)].clone();
-            let dma = transfer::hbm_copy(&from, &to, &s.cfg);
-            if let Err(m) = s.dma(rw, &dma, from.elem) {
+            if let Err(m) = views::copy_tensor(&mut s, rw, &from, &to) {
                 drop(s);
                 return failed(self.0, rw.ir(), op, m);
             }

@@ -65,7 +65,8 @@ pub fn rows_dma(
 ) -> Dma {
     let size = t.elem.bytes();
     let n = ext.len();
-    let offset: u64 = start.iter().zip(&t.strides).map(|(&s, &st)| s * st as u64).sum::<u64>() * size;
+    let first = start.iter().zip(&t.strides).map(|(&s, &st)| s as i64 * st).sum::<i64>() + t.offset;
+    let offset = u64::try_from(first).expect("a box of a tensor starts inside its buffer") * size;
     let mut loops: Vec<(u32, i64, i64)> = Vec::new();
     for ((&e, &stride), &dm_stride) in ext[..n - 1].iter().zip(&t.strides).zip(&dm.strides) {
         if e > 1 {

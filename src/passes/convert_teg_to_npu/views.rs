@@ -24,6 +24,7 @@ use crate::interfaces::sharding::{index_maps_of, IndexMaps};
 use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::{Context, OpId};
+use crate::passes::resolve_layouts::IN_PLACE_ATTR;
 use crate::zspace::{Ipf, ZAffineMap, ZRange};
 use std::cell::RefCell;
 
@@ -86,6 +87,10 @@ impl ConversionPattern for Views<'_> {
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
         let dtype = rw.ir().body.results(op).next().and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)));
         let Some(dtype) = dtype.map(|t| t.dtype) else { return false };
+        // A view read in place is its operand's buffer (its tensor planned so): nothing to write.
+        if rw.ir().op_attr(op, IN_PLACE_ATTR).is_some() {
+            return lower_op(self.0, op, rw, |_, _, _, _| Ok(()));
+        }
         let value = match decode(rw.ir(), op) {
             Ok(OpKind::Generate(g)) => constant_value(&g).map(|v| held(dtype, v)),
             _ => None,
@@ -179,8 +184,7 @@ fn combine_partials(
     let leaders = IndexMaps { inputs: groups.iter().map(|g| maps.inputs[g[0]].clone()).collect(), ..maps.clone() };
     for (group, acc) in groups.iter().zip(&accs) {
         l.kernel.reserve(1)?;
-        let dma = super::transfer::hbm_copy(&operands[group[0]], acc, &l.cfg);
-        l.dma(rw, &dma, acc.elem)?;
+        copy_tensor(l, rw, &operands[group[0]], acc)?;
         for &i in &group[1..] {
             combine(l, rw, f, acc, &operands[i])?;
         }
@@ -192,11 +196,28 @@ fn combine_partials(
 fn fill(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor, value: f64) -> Result<(), String> {
     l.kernel.reserve(3)?;
     let src = constant(l, rw, r, value)?;
-    let n = r.dims.len();
+    copy(l, rw, &src, None, r, &identity(r.dims.len())?, &ZRange::of_shape(&r.space()))
+}
+
+/// The identity map of `n` dimensions, each point reading one cell.
+fn identity(n: usize) -> Result<Ipf, String> {
     let rows: Vec<Vec<i64>> = (0..n).map(|j| (0..n).map(|i| (i == j) as i64).collect()).collect();
-    let identity = ZAffineMap::new(n, rows, vec![0; n]).map_err(|e| e.to_string())?;
-    let ipf = Ipf::new(identity, vec![1; n]).map_err(|e| e.to_string())?;
-    copy(l, rw, &src, None, r, &ipf, &ZRange::of_shape(&r.space()))
+    let map = ZAffineMap::new(n, rows, vec![0; n]).map_err(|e| e.to_string())?;
+    Ipf::new(map, vec![1; n]).map_err(|e| e.to_string())
+}
+
+/// Copies all of `from` into `to` (the same dimensions, a buffer of rows): the whole buffer at once when both
+/// are laid out alike, else cell by cell through both layouts (a view read in place, a source in another
+/// layout), the rows' padding too when `from`'s rows are read whole.
+pub fn copy_tensor(l: &mut Lowering, rw: &mut Rewriter<'_>, from: &Tensor, to: &Tensor) -> Result<(), String> {
+    if from.strides == to.strides && from.offset == to.offset && from.bytes == to.bytes {
+        let dma = super::transfer::hbm_copy(from, to, &l.cfg);
+        return l.dma(rw, &dma, to.elem);
+    }
+    l.kernel.reserve(1)?;
+    let space = if from.rows { to.space() } else { to.dims.iter().map(|d| d.1).collect() };
+    let ipf = identity(to.dims.len())?;
+    copy(l, rw, from, Some(&ipf), to, &ipf, &ZRange::of_shape(&space))
 }
 
 /// Zeroes the padding of `r`'s rows (no piece writes it; later ops read whole rows).
@@ -215,7 +236,8 @@ pub fn pad_rows(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor) -> Result<(
         }
     }
     let packet = ((r.row - extent) * r.elem.bytes()) as u32;
-    let dma = dma(&zeros, 0, r, extent * r.elem.bytes(), &loops, packet, l.cfg.max_packet_bytes);
+    let start = (r.offset as u64 + extent) * r.elem.bytes();
+    let dma = dma(&zeros, 0, r, start, &loops, packet, l.cfg.max_packet_bytes);
     l.dma(rw, &dma, r.elem)
 }
 
@@ -257,7 +279,8 @@ fn copy(
         let m = ipf.map();
         let strides: Vec<i64> =
             (0..m.inputs()).map(|i| (0..m.outputs()).map(|j| t.strides[j] * m.coef(j, i)).sum()).collect();
-        let base: i64 = (0..m.outputs()).map(|j| t.strides[j] * m.offset(j)).sum::<i64>()
+        let base: i64 = t.offset
+            + (0..m.outputs()).map(|j| t.strides[j] * m.offset(j)).sum::<i64>()
             + strides.iter().zip(domain.start()).map(|(s, a)| s * a).sum::<i64>();
         (strides, base)
     };
