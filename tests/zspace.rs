@@ -212,3 +212,16 @@ proptest! {
         }
     }
 }
+
+/// A layout read through a map is the strided function of the map's input: its value agrees with applying the
+/// map, then the layout, at every point (a transpose with a reversed, offset dimension).
+#[test]
+fn strides_pull_back_through_a_map() {
+    let map = ZAffineMap::new(2, vec![vec![0, -1], vec![1, 0]], vec![4, 1]).unwrap();
+    let (strides, base) = map.pull_strides(&[16, 1], 3).unwrap();
+    for p in [[0i64, 0], [2, 3], [5, 4]] {
+        let q = map.apply(&p).unwrap();
+        assert_eq!(base + strides[0] * p[0] + strides[1] * p[1], 3 + 16 * q[0] + q[1]);
+    }
+    assert_eq!(map.pull_strides(&[i64::MAX, 1], 0), None);
+}

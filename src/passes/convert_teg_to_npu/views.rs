@@ -275,18 +275,14 @@ fn copy(
 ) -> Result<(), String> {
     let size = r.elem.bytes() as i64;
     // Element stride per index dimension and the offset at the domain's first point, through a map and a layout.
-    let through = |ipf: &Ipf, t: &Tensor| -> (Vec<i64>, i64) {
-        let m = ipf.map();
-        let strides: Vec<i64> =
-            (0..m.inputs()).map(|i| (0..m.outputs()).map(|j| t.strides[j] * m.coef(j, i)).sum()).collect();
-        let base: i64 = t.offset
-            + (0..m.outputs()).map(|j| t.strides[j] * m.offset(j)).sum::<i64>()
-            + strides.iter().zip(domain.start()).map(|(s, a)| s * a).sum::<i64>();
-        (strides, base)
+    let through = |ipf: &Ipf, t: &Tensor| -> Result<(Vec<i64>, i64), String> {
+        let (strides, base) = ipf.map().pull_strides(&t.strides, t.offset).ok_or("a view whose offsets overflow")?;
+        let first = base + strides.iter().zip(domain.start()).map(|(s, a)| s * a).sum::<i64>();
+        Ok((strides, first))
     };
-    let (ws, wb) = through(write, r);
+    let (ws, wb) = through(write, r)?;
     let (rs, rb) = match read {
-        Some(ipf) => through(ipf, x),
+        Some(ipf) => through(ipf, x)?,
         None => (vec![0; ws.len()], 0),
     };
     let shape = domain.shape();
