@@ -1,6 +1,7 @@
 //! The ops `teg-shard` writes: slices of values on every device, explicit zero padding, shard copies of an op
 //! (marked with their devices, attributes fitted to their boxes) and `teg.reshard`s between shards.
 
+use crate::array::DType;
 use crate::dialects::teg::ops::{decode, Monoid, OpKind, View};
 use crate::dialects::teg::shard_plan::SHARD_ATTR;
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
@@ -159,6 +160,19 @@ pub(super) fn divide(ctx: &mut Context, anchor: OpId, sum: ValueId, t: &TensorTy
     let div = OpState::new(ctx, "teg.div", loc).operands(&[sum, count]).results(&[ty]);
     let div = insert(ctx, anchor, div);
     ctx.body.results(div).next().expect("one result")
+}
+
+/// `v` cast to `dtype` before `anchor`, marked with `devices` when given (otherwise on every device).
+pub(super) fn cast(ctx: &mut Context, anchor: OpId, v: ValueId, dtype: DType, devices: Option<&[usize]>) -> ValueId {
+    let loc = ctx.body.op(anchor).loc;
+    let t = as_tensor(ctx, ctx.body.value_type(v)).expect("a tensor").clone();
+    let ty = tensor_type(ctx, TensorType { dtype, ..t });
+    let state = OpState::new(ctx, "teg.cast", loc).operands(&[v]).results(&[ty]);
+    let op = insert(ctx, anchor, state);
+    if let Some(devices) = devices {
+        mark(ctx, op, devices);
+    }
+    ctx.body.results(op).next().expect("one result")
 }
 
 /// Sets `op`'s `teg.devices` to `devices`.

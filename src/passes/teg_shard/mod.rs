@@ -39,13 +39,14 @@ mod geometry;
 use super::options::{OptionKind, OptionSpec, OptionValues};
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
+use crate::array::DType;
 use crate::dialects::teg::ops::{decode, Io, Monoid, OpKind};
 use crate::dialects::teg::shard_plan::Placement;
 use crate::dialects::teg::shard_plan::{
     parse_plan_option, placement, placement_of, set_placement, DimSplit, SHARD_ATTR,
 };
 use crate::dialects::teg::shard_problem::mesh_of;
-use crate::dialects::teg::tensor_type::as_tensor;
+use crate::dialects::teg::tensor_type::{as_tensor, TensorType};
 use crate::dialects::teg::transfers::{table_of, DEVICES_ATTR};
 use crate::dialects::teg::{graph_ops, graphs_under};
 use crate::interfaces::sharding::{index_maps_of, IndexMaps};
@@ -54,7 +55,7 @@ use crate::machine::Machine;
 use crate::shard::transfers::classify;
 use crate::shard::Plan;
 use crate::zspace::ZRange;
-use build::{clone_with, divide, fit_to_box, mark, pad, reshard, slice, zeros};
+use build::{cast, clone_with, divide, fit_to_box, mark, pad, reshard, slice, zeros};
 use expand::expand_split_linears;
 use geometry::{clip, ranks_by_part, resized, shards};
 use std::collections::HashMap;
@@ -217,6 +218,11 @@ impl Graph {
         let split_reduced = maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty());
         // A mean split along a reduced dimension: its shards sum, and the whole sum is divided by the count.
         let mean = split_reduced && matches!(decode(ctx, op), Ok(OpKind::Reduce(r)) if r.monoid == Monoid::Mean);
+        // Partial sums (and products) of bf16 or f16 are computed and combined in f32 and rounded once at the end,
+        // as the reference rounds a whole one: rounding each partial would lose what cancels between them.
+        let exact = matches!(maps.reductions.first(), Some((_, Monoid::Max | Monoid::Min)));
+        let widen = split_reduced && !exact && matches!(out_type.dtype, DType::BF16 | DType::F16);
+        let work_type = TensorType { dtype: if widen { DType::F32 } else { out_type.dtype }, ..out_type.clone() };
         let mut edges: Vec<Vec<OpId>> = vec![Vec::new(); operands.len()];
         let mut parts = Vec::new();
         for (part, index) in boxes {
@@ -234,8 +240,11 @@ impl Graph {
                 edges[slot].extend(reshard);
                 ins.push(pad(ctx, op, value, &border)?);
             }
+            if widen {
+                ins = ins.into_iter().map(|v| widened(ctx, op, v, &devices)).collect();
+            }
             let region = maps.outputs[0].1.project(&index).map_err(|e| e.to_string())?;
-            let shard = clone_with(ctx, op, &ins, resized(&out_type, &region), &devices);
+            let shard = clone_with(ctx, op, &ins, resized(&work_type, &region), &devices);
             if mean {
                 let sum = ctx.string_attr(Monoid::Sum.name());
                 ctx.set_op_prop(shard, "monoid", sum);
@@ -258,13 +267,15 @@ impl Graph {
         let made = parts.len();
         let whole = ZRange::of_shape(&out_type.dims.iter().map(|d| d.1).collect::<Vec<_>>());
         let sources: Vec<(ValueId, &ZRange)> = parts.iter().map(|p| (p.value, &p.region)).collect();
-        let full = reshard(ctx, op, &sources, &whole, &out_type, combine, None);
+        let full = reshard(ctx, op, &sources, &whole, &work_type, combine, None);
         let full_value = ctx.body.results(full).next().expect("one result");
-        if mean {
-            // Users read the quotient whole (sliced as they need): the shards hold sums, not means.
+        if mean || widen {
+            // Users read the quotient (or the rounded sum) whole, sliced as they need: the shards hold sums, not
+            // means (or sums in f32).
             let count = maps.reductions.iter().map(|&(d, _)| maps.index[d].1).product::<u64>();
-            let quotient = divide(ctx, op, full_value, &out_type, count);
-            ctx.body.replace_all_uses(result, quotient);
+            let quotient = if mean { divide(ctx, op, full_value, &work_type, count) } else { full_value };
+            let rounded = if widen { cast(ctx, op, quotient, out_type.dtype, None) } else { quotient };
+            ctx.body.replace_all_uses(result, rounded);
             ctx.body.erase_op(op);
             self.whole.push((full, name));
             return Ok(made);
@@ -426,4 +437,12 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
         return Err(format!("'{name}' reads an operand piecewise"));
     }
     Ok(())
+}
+
+/// `v` cast to f32 before `op` on `devices` if it is a bf16 or f16 tensor (a widened partial's operand).
+fn widened(ctx: &mut Context, op: OpId, v: ValueId, devices: &[usize]) -> ValueId {
+    match as_tensor(ctx, ctx.body.value_type(v)).map(|t| t.dtype) {
+        Some(DType::BF16 | DType::F16) => cast(ctx, op, v, DType::F32, Some(devices)),
+        _ => v,
+    }
 }
