@@ -399,6 +399,8 @@ struct Contract {
     dtype: &'static str,
     /// A second summed dimension `j`: its extent, and whether it comes last in `x`.
     extra: Option<(u64, bool)>,
+    /// Whether `w` has `n` before `k` (read through a permute `resolve-layouts` inserts).
+    n_first: bool,
 }
 
 fn contract() -> impl Strategy<Value = Contract> {
@@ -421,9 +423,10 @@ fn contract() -> impl Strategy<Value = Contract> {
             0usize..5,
             prop::sample::select(vec!["f32", "bf16", "i8"]),
             prop::option::weighted(0.3, (1u64..6, any::<bool>())),
+            prop::bool::weighted(0.25),
         ),
     )
-        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype, extra))| Contract {
+        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype, extra, n_first))| Contract {
             batch,
             rows,
             k,
@@ -435,6 +438,7 @@ fn contract() -> impl Strategy<Value = Contract> {
             split,
             dtype,
             extra,
+            n_first,
         })
 }
 
@@ -462,9 +466,10 @@ impl Contract {
             Some((_, false)) => x.insert(batch.len(), j[0].clone()),
             None => {}
         }
-        let w: Vec<_> = batch.iter().cloned().chain(j).chain([k.clone(), n.clone()]).collect();
+        let last = if self.n_first { [n.clone(), k.clone()] } else { [k.clone(), n.clone()] };
+        let w: Vec<_> = batch.iter().cloned().chain(j).chain(last).collect();
         let r: Vec<_> = batch.iter().cloned().chain(rows).chain([n.clone()]).collect();
-        let linear = self.bias && self.batch.is_none() && !self.k_first && self.extra.is_none();
+        let linear = self.bias && self.batch.is_none() && !self.k_first && self.extra.is_none() && !self.n_first;
         // The plan: a dimension of the index space (the result's, then k) at least as long as the mesh.
         let space: Vec<&(String, u64)> = r.iter().chain([&k]).collect();
         let (d, e) = space[self.split % space.len()];

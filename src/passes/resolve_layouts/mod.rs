@@ -16,8 +16,12 @@
 //!   an identity `teg.permute`), read by those users; the views that read it in place then copy nothing. That is
 //!   the choice of fewer bytes copied; sinks, reshards and copying views read any layout.
 //!
+//! - Operators that need more than rows say so ([`operators`]): a `teg.contract` whose `w` does not have the
+//!   result's last dimension last reads a permute of it (itself in place or copied as above).
+//!
 //! Each view's choice and each relayout is reported as a remark, with the bytes copied.
 
+mod operators;
 mod rows;
 
 pub use rows::{check_rows, in_place, strided_of, view_map, Strided};
@@ -54,6 +58,7 @@ static INFO: PassInfo = PassInfo {
         ("num-in-place", "Views read in place"),
         ("num-copied", "Views copied"),
         ("num-relayouts", "Relayout copies inserted"),
+        ("num-reordered", "Operands permuted to the dimension order their operator needs"),
         ("copy-bytes", "Bytes the copying views and relayouts write"),
     ],
 };
@@ -71,6 +76,8 @@ impl Pass for ResolveLayouts {
             let cfg = machine_of(ctx, graph).map_err(|m| vec![Diagnostic::error(ctx.body.op(graph).loc, m)])?;
             let mut resolve = Resolve { cfg, known: HashMap::new(), remarks: Vec::new() };
             let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+            let ordered = operators::order_contractions(ctx, &ops, &mut resolve.remarks);
+            env.stats.add("num-reordered", ordered as u64);
             for &op in &ops {
                 resolve.relayout_source(ctx, op, env).map_err(|d| vec![d])?;
             }

@@ -1,0 +1,73 @@
+//! The dimension orders operators need on the NPU beyond rows. The tensor unit writes a contraction's result
+//! a row of its last dimension at a time, from rows of `w` along that dimension: so `w`'s last dimension must be
+//! the result's. A `teg.contract` (by names, so the order of its operands' dimensions does not change what it
+//! computes) whose `w` has it elsewhere reads a `teg.permute` of `w` with that dimension moved last instead: in
+//! place when `w`'s layout already has it contiguous (a column-major weight), a transposing copy otherwise, each
+//! reported like any view.
+
+use crate::dialects::teg::ops::{decode, Contraction, OpKind};
+use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
+use crate::dialects::teg::transfers::DEVICES_ATTR;
+use crate::ir::builder::OpState;
+use crate::ir::{Attr, Context, Diagnostic, OpId, ValueId};
+use std::collections::HashMap;
+
+/// Makes every `teg.contract` of `ops` read a `w` whose last dimension is the result's (one permute per value
+/// and order, shared); a remark per permute.
+pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Diagnostic>) -> usize {
+    let mut made: HashMap<(ValueId, Vec<String>, Option<crate::ir::AttrId>), ValueId> = HashMap::new();
+    for &op in ops {
+        if !matches!(decode(ctx, op), Ok(OpKind::Contraction(Contraction::Contract))) {
+            continue;
+        }
+        let w = ctx.body.operand(op, 1);
+        let Some(order) = wanted(ctx, op, w) else { continue };
+        let devices = ctx.op_attr(op, DEVICES_ATTR);
+        let key = (w, order.clone(), devices);
+        let permuted = match made.get(&key) {
+            Some(&v) => v,
+            None => {
+                let v = permute(ctx, op, w, &order, devices);
+                let last = order.last().cloned().unwrap_or_default();
+                let message = format!("teg.contract reads its w with '{last}' last (the tensor unit's result rows)");
+                remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
+                made.insert(key, v);
+                v
+            }
+        };
+        ctx.body.set_operand(op, 1, permuted);
+    }
+    made.len()
+}
+
+/// The order of `w`'s dimensions contraction `op` needs, when it is not `w`'s: the result's last dimension moved
+/// last (when it comes from `w` alone; otherwise the lowering refuses it anyway).
+fn wanted(ctx: &Context, op: OpId, w: ValueId) -> Option<Vec<String>> {
+    let tw = as_tensor(ctx, ctx.body.value_type(w))?;
+    let tx = as_tensor(ctx, ctx.body.value_type(ctx.body.operand(op, 0)))?;
+    let n = &as_tensor(ctx, ctx.body.value_type(ctx.body.result(op, 0)))?.dims.last()?.0;
+    let last = &tw.dims.last()?.0;
+    if last == n || tw.position(n).is_none() || tx.position(n).is_some() {
+        return None;
+    }
+    let mut order: Vec<String> = tw.dims.iter().map(|d| d.0.clone()).filter(|d| d != n).collect();
+    order.push(n.clone());
+    Some(order)
+}
+
+/// A `teg.permute` of `w` to `order` before `op`, on `op`'s devices.
+fn permute(ctx: &mut Context, op: OpId, w: ValueId, order: &[String], devices: Option<crate::ir::AttrId>) -> ValueId {
+    let t = as_tensor(ctx, ctx.body.value_type(w)).expect("a tensor").clone();
+    let dims = order.iter().map(|n| t.dims[t.position(n).expect("a dimension of w")].clone()).collect();
+    let ty = tensor_type(ctx, TensorType { dims, dtype: t.dtype });
+    let names: Vec<_> = order.iter().map(|n| ctx.string_attr(n)).collect();
+    let names = ctx.attr(Attr::Array(names.into()));
+    let loc = ctx.body.op(op).loc;
+    let state = OpState::new(ctx, "teg.permute", loc).operands(&[w]).results(&[ty]).prop(ctx, "dims", names);
+    let permute = state.create(ctx);
+    ctx.body.insert_op_before(op, permute);
+    if let Some(devices) = devices {
+        ctx.set_op_attr(permute, DEVICES_ATTR, devices);
+    }
+    ctx.body.result(permute, 0)
+}
