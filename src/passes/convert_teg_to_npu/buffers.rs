@@ -17,7 +17,9 @@ use crate::ir::body::ValueDef;
 use crate::ir::TypeId;
 use crate::ir::{Attr, AttrId, Context, Diagnostic, Interners, OpId, ValueId};
 use crate::machine::{ElemType, NpuConfig};
-use crate::passes::resolve_layouts::{check_rows, in_place, strided_of, view_map, Strided, IN_PLACE_ATTR};
+use crate::passes::resolve_layouts::{
+    check_injective, check_rows, in_place, strided_of, view_map, Strided, IN_PLACE_ATTR,
+};
 use indexmap::IndexMap;
 use std::collections::HashMap;
 
@@ -54,6 +56,11 @@ impl Tensor {
     /// Its layout in its buffer.
     pub fn strided(&self) -> Strided {
         Strided { strides: self.strides.clone(), offset: self.offset }
+    }
+
+    /// The extents of its dimensions.
+    pub fn extents(&self) -> Vec<u64> {
+        self.dims.iter().map(|d| d.1).collect()
     }
 
     /// The extents the lowering computes over: the dimensions with the last one padded.
@@ -156,7 +163,11 @@ impl Buffers {
         let sink_of = sole_sinks(ctx, ops);
         for &op in ops {
             let err = |m: String| Diagnostic::error(ctx.body.op(op).loc, m);
-            match decode(ctx, op).map_err(err)? {
+            let kind = decode(ctx, op).map_err(err)?;
+            if ctx.op_attr(op, IN_PLACE_ATTR).is_some() && !matches!(kind, OpKind::View(_)) {
+                return Err(err(format!("only a view can be read in place ('{IN_PLACE_ATTR}')")));
+            }
+            match kind {
                 OpKind::Io(Io::Sink { name }) => {
                     let v = ctx.body.operand(op, 0);
                     let own = b.values.get(&v).map(|t| &b.args[t.region as usize].role);
@@ -256,6 +267,7 @@ impl Buffers {
         let strided = strided_of(&ctx.interners, layout, &extents)?;
         let rows = check_rows(&strided, &extents, elem.bytes(), cfg);
         let source = matches!(role, Role::Source(_));
+        check_injective(&strided, &extents)?;
         if let (Err(m), false) = (&rows, source) {
             return Err(format!("'{LAYOUT_ATTR}' must be a layout of {m}"));
         }

@@ -35,6 +35,7 @@ use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::{Context, OpId};
 use crate::machine::{ElemType, NpuConfig};
+use crate::passes::resolve_layouts::Strided;
 use std::cell::RefCell;
 
 /// Most slices one convolution's tiles spread over.
@@ -306,9 +307,19 @@ fn lower(
     let per_tile = (chunks.len() as u64).saturating_mul(4 + 2 * taps).saturating_add(3);
     l.kernel.reserve((tiles.len() as u64).saturating_mul(per_tile).saturating_add(1))?;
     let reads_row_padding = g.padding[1] > 0 && round_up(g.width, g.unit) > g.width;
-    if reads_row_padding && !matches!(l.buffers.args[x.region as usize].role, Role::Source(_)) {
-        let root = l.buffers.args[x.region as usize].tensor.clone();
-        pad_rows(l, rw, &root)?;
+    let root = l.buffers.args[x.region as usize].tensor.clone();
+    if reads_row_padding {
+        match &l.buffers.args[x.region as usize].role {
+            // The harness (a runtime) writes zeros in the padding of the lowering's own layout, and only there.
+            Role::Source(_) if root.strided() == Strided::row_major(&root.extents(), &cfg) => {}
+            Role::Source(name) => {
+                return Err(format!(
+                    "the convolution reads its input's row padding as zeros, which source '{name}' in its given \
+                     layout does not promise: run resolve-layouts, which copies it into rows"
+                ))
+            }
+            _ => pad_rows(l, rw, &root)?,
+        }
     }
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;

@@ -19,7 +19,9 @@ use crate::dialects::teg::LAYOUT_ATTR;
 use crate::ir::builder::OpState;
 use crate::ir::clone::{clone_op, CloneMap};
 use crate::ir::symbols::symbol_name;
-use crate::ir::{BlockId, Context, Diagnostic, Loc, OpId, ValueDef, ValueId};
+use crate::ir::{AttrId, BlockId, Context, Diagnostic, Loc, OpId, ValueDef, ValueId};
+use crate::machine::NpuConfig;
+use crate::passes::resolve_layouts::{Strided, IN_PLACE_ATTR};
 use indexmap::IndexMap;
 use std::collections::{HashMap, HashSet};
 
@@ -87,6 +89,7 @@ pub fn split_host(
     ctx: &mut Context,
     graph: OpId,
     ops: &[OpId],
+    cfg: &NpuConfig,
     remarks: &mut Vec<Diagnostic>,
 ) -> Result<HostGraphs, Diagnostic> {
     let mut split = classify(ctx, ops)?;
@@ -107,7 +110,7 @@ pub fn split_host(
         build_after(ctx, graph, &name, &split);
         graphs.after = Some(name);
     }
-    cut_from_device(ctx, ops, &split);
+    cut_from_device(ctx, ops, &split, cfg);
     Ok(graphs)
 }
 
@@ -326,16 +329,29 @@ fn new_sink(ctx: &mut Context, name: &str, value: ValueId, loc: Loc) -> OpId {
 }
 
 /// A source `@name` of `v`'s type (not placed), laid out as `layout_of` is if it has a layout.
-fn new_source(ctx: &mut Context, name: &str, v: ValueId, layout_of: Option<OpId>) -> OpId {
+fn new_source(ctx: &mut Context, name: &str, v: ValueId, layout: Option<AttrId>) -> OpId {
     let loc = def_op(ctx, v).map_or(Loc::default(), |d| ctx.body.op(d).loc);
     let name = ctx.string_attr(name);
     let ty = ctx.body.value_type(v);
     let mut source = OpState::new(&mut ctx.interners, "teg.source", loc).prop(&mut ctx.interners, "name", name);
     source = source.results(&[ty]);
-    if let Some(layout) = layout_of.and_then(|d| ctx.op_attr(d, LAYOUT_ATTR)) {
+    if let Some(layout) = layout {
         source = source.attr(&mut ctx.interners, LAYOUT_ATTR, layout);
     }
     source.create(ctx)
+}
+
+/// The layout the kernel takes a value `v` made by `def` on the host in: `def`'s, unless `def` is a view read in
+/// place (its layout is of its operand's buffer, which stays on the host): then rows of its own.
+fn fed_layout(ctx: &mut Context, def: OpId, v: ValueId, cfg: &NpuConfig) -> AttrId {
+    match ctx.op_attr(def, LAYOUT_ATTR).filter(|_| ctx.op_attr(def, IN_PLACE_ATTR).is_none()) {
+        Some(layout) => layout,
+        None => {
+            let shape = as_tensor(ctx, ctx.body.value_type(v)).map(|t| t.shape()).unwrap_or_default();
+            let extents = if shape.is_empty() { vec![1] } else { shape };
+            Strided::row_major(&extents, cfg).attr(&mut ctx.interners, &extents)
+        }
+    }
 }
 
 /// Ends `block` with a sequence point over `tokens`.
@@ -400,14 +416,15 @@ fn build_after(ctx: &mut Context, graph: OpId, name: &str, split: &Split) {
 /// The device graph without its host segments: each value the device reads from the host becomes a source
 /// `host.N` (laid out as the op that made it), each device value the host reads after it gets a sink `device.N`,
 /// and the host ops, the host's sinks and the sources only the host reads go.
-fn cut_from_device(ctx: &mut Context, ops: &[OpId], split: &Split) {
+fn cut_from_device(ctx: &mut Context, ops: &[OpId], split: &Split, cfg: &NpuConfig) {
     let host: HashSet<OpId> = split.before.members().chain(split.after.members()).collect();
     for (&v, feed) in &split.feeds {
         if ctx.body.uses(v).all(|(user, _)| host.contains(&user)) {
             continue;
         }
         let def = def_op(ctx, v).expect("a host op's result");
-        let source = new_source(ctx, feed, v, Some(def));
+        let layout = fed_layout(ctx, def, v, cfg);
+        let source = new_source(ctx, feed, v, Some(layout));
         ctx.body.insert_op_before(def, source);
         let fed = ctx.body.result(source, 0);
         ctx.body.replace_all_uses(v, fed);

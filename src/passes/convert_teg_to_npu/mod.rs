@@ -155,7 +155,7 @@ fn lower_graph(ctx: &mut Context, graph: OpId, remarks: &mut Vec<Diagnostic>) ->
     let cfg = machine_of(ctx, graph).and_then(|c| supported(&c).map(|()| c)).map_err(|m| Diagnostic::error(loc, m))?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     check_chips(ctx, graph, &cfg)?;
-    let host = host::split_host(ctx, graph, &ops, remarks)?;
+    let host = host::split_host(ctx, graph, &ops, &cfg, remarks)?;
     let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
     let estimate = estimate::estimate(ctx, graph, &cfg);
     for &op in &ops {

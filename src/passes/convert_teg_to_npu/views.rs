@@ -88,7 +88,8 @@ impl ConversionPattern for Views<'_> {
         let dtype = rw.ir().body.results(op).next().and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)));
         let Some(dtype) = dtype.map(|t| t.dtype) else { return false };
         // A view read in place is its operand's buffer (its tensor planned so): nothing to write.
-        if rw.ir().op_attr(op, IN_PLACE_ATTR).is_some() {
+        let view = matches!(decode(rw.ir(), op), Ok(OpKind::View(_)));
+        if view && rw.ir().op_attr(op, IN_PLACE_ATTR).is_some() {
             return lower_op(self.0, op, rw, |_, _, _, _| Ok(()));
         }
         let value = match decode(rw.ir(), op) {

@@ -24,7 +24,7 @@
 mod operators;
 mod rows;
 
-pub use rows::{check_rows, in_place, strided_of, view_map, Strided};
+pub use rows::{check_injective, check_rows, in_place, strided_of, view_map, Strided};
 
 use super::pass::{Changed, Pass, PassEnv, PassInfo};
 use super::registry::PassEntry;
@@ -141,6 +141,7 @@ impl Resolve {
         let err = |m: String| Diagnostic::error(ctx.body.op(op).loc, m);
         let (extents, bytes) = tensor_of(ctx, ctx.body.result(op, 0)).ok_or_else(|| err("not a TEG tensor".into()))?;
         let strided = strided_of(&ctx.interners, attr, &extents).map_err(err)?;
+        check_injective(&strided, &extents).map_err(err)?;
         let rows = check_rows(&strided, &extents, bytes, &self.cfg).is_ok();
         let row = if rows { self.cfg.padded_row(extents[extents.len() - 1]) } else { 1 };
         let buffer = strided
@@ -155,14 +156,17 @@ impl Resolve {
         if !matches!(decode(ctx, op), Ok(OpKind::Io(Io::Source { .. }))) {
             return Ok(());
         }
-        let Some(given) = self.given(ctx, op)?.filter(|g| !g.rows) else { return Ok(()) };
+        let Some(given) = self.given(ctx, op)? else { return Ok(()) };
         let v = ctx.body.result(op, 0);
         let bytes = tensor_of(ctx, v).map_or(0, |t| t.1);
         let rows = self.rows(given.extents.clone());
+        if given.strided == rows.strided {
+            return Ok(()); // The lowering's own layout, padding zero.
+        }
         let (mut movers, mut operators, mut saved) = (Vec::new(), 0u64, 0u64);
         for (user, i) in ctx.body.uses(v).collect::<Vec<_>>() {
             match decode(ctx, user) {
-                Ok(OpKind::View(_)) => {
+                Ok(OpKind::View(_)) if !given.rows => {
                     let Some(map) = view_map(ctx, user) else { continue };
                     let Some((extents, _)) = tensor_of(ctx, ctx.body.result(user, 0)) else { continue };
                     let on = |p: &Placed| {
@@ -173,7 +177,11 @@ impl Resolve {
                         movers.push((user, i));
                     }
                 }
-                Ok(OpKind::Io(_) | OpKind::Reshard(_)) => {}
+                Ok(OpKind::Io(_) | OpKind::Reshard(_) | OpKind::View(_)) => {}
+                // A padded convolution reads its input's row padding as zeros, which only the lowering's own
+                // layout promises (the caller's buffer may hold anything between a given layout's rows).
+                Ok(OpKind::Conv2d(c)) if given.rows && c.padding[1] == 0 => {}
+                _ if given.rows && !matches!(decode(ctx, user), Ok(OpKind::Conv2d(_))) => {}
                 _ => {
                     operators += 1;
                     movers.push((user, i));
@@ -196,8 +204,13 @@ impl Resolve {
             ctx.body.op(op).loc,
             format!(
                 "relayout: source @{name} is copied into rows ({cost} B) for the {} op(s) reading it that need rows \
-                 (its given layout is not one of rows)",
-                movers.len()
+                 ({})",
+                movers.len(),
+                if given.rows {
+                    "a padded convolution reads row padding as zeros, which its given layout does not promise"
+                } else {
+                    "its given layout is not one of rows"
+                }
             ),
         ));
         env.stats.add("num-relayouts", 1);

@@ -11,6 +11,7 @@ use crate::interfaces::sharding::index_maps_of;
 use crate::ir::dialect_data::DialectData;
 use crate::ir::{Attr, AttrId, Context, Interners, OpId};
 use crate::layout::notation::cute::CuteLayout;
+use crate::layout::strided::{provably_injective, Factor};
 use crate::machine::NpuConfig;
 use crate::zspace::{Ipf, ZAffineMap, ZRange};
 use std::sync::Arc;
@@ -103,6 +104,24 @@ pub fn strided_of(ints: &Interners, attr: AttrId, extents: &[u64]) -> Result<Str
         strides[k] = f.stride;
     }
     Ok(Strided { strides, offset: strided.base }.normalized(extents))
+}
+
+/// An error unless `s` places each element of a tensor of `extents` at its own offset, as a buffer a caller fills
+/// must (each dimension's stride past the span of the dimensions with smaller strides).
+pub fn check_injective(s: &Strided, extents: &[u64]) -> Result<(), String> {
+    let factors: Vec<Factor> = extents
+        .iter()
+        .zip(&s.strides)
+        .enumerate()
+        .map(|(k, (&extent, &stride))| Factor { dim: Some(k), place: 1, extent, stride })
+        .collect();
+    if !provably_injective(&factors) {
+        return Err(format!(
+            "'teg.layout' places two elements at one offset (or its dimensions do not nest: strides {:?})",
+            s.strides
+        ));
+    }
+    Ok(())
 }
 
 /// Why `s` is not a buffer layout the lowering reads, if it is not: the last dimension contiguous, each row's
