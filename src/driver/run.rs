@@ -28,7 +28,7 @@ OPTIONS:
   --print                Prints each sink (each kernel buffer) as `name = [[...]]` on standard output
   --lower                For a graph: lowers it to an NPU kernel (the pipeline below) and runs that on the NPU
                          interpreter, binding the same sources and writing the same sinks
-  --pipeline PIPELINE    The pipeline --lower runs on the module (default: tap-to-npu)
+  --pipeline PIPELINE    The pipeline --lower runs on the module (default: tap-to-npu; 'builtin.module(...)' too)
   --check                With --lower: also runs the reference evaluator and compares every sink (integers
                          exactly; f32 within 1e-6 + 1e-4 x the sink's largest magnitude, bf16 within 1e-2 + 1e-2 x);
                          fails with the first differing cell
@@ -282,8 +282,13 @@ fn run_lowering(
     let name = symbol_name(ctx, graph).unwrap_or_default().to_string();
     let pipeline = args.pipeline.as_deref().unwrap_or("tap-to-npu");
     let registry = crate::passes::PassRegistry::with_builtin();
-    let mut pm = crate::passes::PassManager::parse(&format!("builtin.module({pipeline})"), &registry)
-        .map_err(|e| format!("--pipeline: {}", e.join("; ")))?;
+    // Written as `tap-opt -p` takes it (anchored on the module) or as the module's pass list.
+    let anchored = match pipeline.trim_start().starts_with("builtin.module(") {
+        true => pipeline.to_string(),
+        false => format!("builtin.module({pipeline})"),
+    };
+    let mut pm =
+        crate::passes::PassManager::parse(&anchored, &registry).map_err(|e| format!("--pipeline: {}", e.join("; ")))?;
     let mut sink = Vec::new();
     let mut instr = crate::passes::Instrumentation::quiet(&mut sink);
     let result = pm.run(ctx, module, &mut instr);

@@ -78,6 +78,8 @@ impl Pass for ResolveLayouts {
             let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
             let ordered = operators::order_contractions(ctx, &ops, &mut resolve.remarks);
             env.stats.add("num-reordered", ordered as u64);
+            // Ordering the contractions' operands inserts and erases permutes.
+            let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
             for &op in &ops {
                 resolve.relayout_source(ctx, op, env).map_err(|d| vec![d])?;
             }
@@ -177,6 +179,11 @@ impl Resolve {
                         movers.push((user, i));
                     }
                 }
+                // A view in place on the source passes its rows (and their padding) on.
+                Ok(OpKind::View(_)) if feeds_padded_conv(ctx, ctx.body.result(user, 0)) => {
+                    operators += 1;
+                    movers.push((user, i));
+                }
                 Ok(OpKind::Io(_) | OpKind::Reshard(_) | OpKind::View(_)) => {}
                 // A padded convolution reads its input's row padding as zeros, which only the lowering's own
                 // layout promises (the caller's buffer may hold anything between a given layout's rows).
@@ -273,6 +280,22 @@ impl Resolve {
             }
         }
     }
+}
+
+/// Whether `v`, or a view of it (through views only), is the input of a convolution padded along its rows.
+fn feeds_padded_conv(ctx: &Context, v: ValueId) -> bool {
+    let mut work = vec![v];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(v) = work.pop() {
+        for (user, i) in ctx.body.uses(v) {
+            match decode(ctx, user) {
+                Ok(OpKind::Conv2d(c)) if i == 0 && c.padding[1] > 0 => return true,
+                Ok(OpKind::View(_)) if seen.insert(user) => work.extend(ctx.body.results(user)),
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// Inserts after source `op` an identity `teg.permute` of its result `v` marked as a relayout, on its device;

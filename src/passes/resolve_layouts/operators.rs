@@ -3,9 +3,10 @@
 //! the result's. A `teg.contract` (by names, so the order of its operands' dimensions does not change what it
 //! computes) whose `w` has it elsewhere reads a `teg.permute` of `w` with that dimension moved last instead: in
 //! place when `w`'s layout already has it contiguous (a column-major weight), a transposing copy otherwise, each
-//! reported like any view.
+//! reported like any view. Permutes already in front of `w` are looked through (the contraction reads their
+//! operand instead), so a user's transpose and this one never make two copies.
 
-use crate::dialects::teg::ops::{decode, Contraction, OpKind};
+use crate::dialects::teg::ops::{decode, Contraction, OpKind, View};
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::ir::builder::OpState;
@@ -20,8 +21,14 @@ pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Dia
         if !matches!(decode(ctx, op), Ok(OpKind::Contraction(Contraction::Contract))) {
             continue;
         }
-        let w = ctx.body.operand(op, 1);
-        let Some(order) = wanted(ctx, op, w) else { continue };
+        // Permutes in front of w go: the contraction reads by names, so it reads their operand as well.
+        let read = ctx.body.operand(op, 1);
+        let w = beneath_permutes(ctx, read);
+        let Some(order) = wanted(ctx, op, w) else {
+            ctx.body.set_operand(op, 1, w);
+            erase_unread_permutes(ctx, read);
+            continue;
+        };
         let devices = ctx.op_attr(op, DEVICES_ATTR);
         let key = (w, order.clone(), devices);
         let permuted = match made.get(&key) {
@@ -36,6 +43,7 @@ pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Dia
             }
         };
         ctx.body.set_operand(op, 1, permuted);
+        erase_unread_permutes(ctx, read);
     }
     made.len()
 }
@@ -53,6 +61,28 @@ fn wanted(ctx: &Context, op: OpId, w: ValueId) -> Option<Vec<String>> {
     let mut order: Vec<String> = tw.dims.iter().map(|d| d.0.clone()).filter(|d| d != n).collect();
     order.push(n.clone());
     Some(order)
+}
+
+/// The value under `w`'s chain of `teg.permute`s (`w` itself without one).
+fn beneath_permutes(ctx: &Context, mut w: ValueId) -> ValueId {
+    while let crate::ir::ValueDef::Result { op, .. } = ctx.body.value_def(w) {
+        match decode(ctx, op) {
+            Ok(OpKind::View(View::Permute { .. })) => w = ctx.body.operand(op, 0),
+            _ => break,
+        }
+    }
+    w
+}
+
+/// Erases the `teg.permute`s making `v` that nothing reads any more (the contraction reads beneath them now).
+fn erase_unread_permutes(ctx: &mut Context, mut v: ValueId) {
+    while let crate::ir::ValueDef::Result { op, .. } = ctx.body.value_def(v) {
+        if ctx.body.has_uses(v) || !matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) {
+            return;
+        }
+        v = ctx.body.operand(op, 0);
+        ctx.body.erase_op(op);
+    }
 }
 
 /// A `teg.permute` of `w` to `order` before `op`, on `op`'s devices.

@@ -425,6 +425,12 @@ fn check_splittable(ctx: &Context, op: OpId, maps: &IndexMaps, plan: &Plan) -> R
                 ));
             }
         }
+        // A masked mean's count is the mask's, not the reduced extent the split divides by.
+        OpKind::Reduce(r) if r.monoid == Monoid::Mean && ctx.body.operands(op).count() > 1 => {
+            if maps.reductions.iter().any(|(d, _)| !plan.0[*d].is_empty()) {
+                return Err("cannot split a reduced dimension of a masked 'mean' reduction yet".into());
+            }
+        }
         OpKind::Reduce(_) => {}
         OpKind::Generate(g) if g.is_constant() => {}
         _ => {
