@@ -102,6 +102,17 @@ struct Placed {
     buffer: u64,
 }
 
+/// What an op reading a source in a given layout needs of it.
+enum Need {
+    /// Nothing: it reads the layout as it is (or copies what it reads anyway).
+    Nothing,
+    /// Rows: an operator.
+    Rows,
+    /// Rows if the source is copied anyway: a view that copies this many bytes otherwise, but would be in place
+    /// on rows.
+    RowsToSave(u64),
+}
+
 /// The decisions of one graph so far.
 struct Resolve {
     cfg: NpuConfig,
@@ -167,33 +178,12 @@ impl Resolve {
         }
         let (mut movers, mut operators, mut saved) = (Vec::new(), 0u64, 0u64);
         for (user, i) in ctx.body.uses(v).collect::<Vec<_>>() {
-            match decode(ctx, user) {
-                Ok(OpKind::View(_)) if !given.rows => {
-                    let Some(map) = view_map(ctx, user) else { continue };
-                    let Some((extents, _)) = tensor_of(ctx, ctx.body.result(user, 0)) else { continue };
-                    let on = |p: &Placed| {
-                        in_place(&map, (&p.strided, &p.extents, p.rows), &extents, bytes, p.buffer, &self.cfg)
-                    };
-                    if on(&given).is_err() && on(&rows).is_ok() {
-                        saved += self.rows(extents).buffer * bytes;
-                        movers.push((user, i));
-                    }
-                }
-                // A view in place on the source passes its rows (and their padding) on.
-                Ok(OpKind::View(_)) if feeds_padded_conv(ctx, ctx.body.result(user, 0)) => {
-                    operators += 1;
-                    movers.push((user, i));
-                }
-                Ok(OpKind::Io(_) | OpKind::Reshard(_) | OpKind::View(_)) => {}
-                // A padded convolution reads its input's row padding as zeros, which only the lowering's own
-                // layout promises (the caller's buffer may hold anything between a given layout's rows).
-                Ok(OpKind::Conv2d(c)) if given.rows && c.padding[1] == 0 => {}
-                _ if given.rows && !matches!(decode(ctx, user), Ok(OpKind::Conv2d(_))) => {}
-                _ => {
-                    operators += 1;
-                    movers.push((user, i));
-                }
+            match self.need(ctx, user, (&given, &rows), bytes) {
+                Need::Nothing => continue,
+                Need::Rows => operators += 1,
+                Need::RowsToSave(bytes) => saved += bytes,
             }
+            movers.push((user, i));
         }
         let cost = rows.buffer * bytes;
         if movers.is_empty() || (operators == 0 && cost >= saved) {
@@ -223,6 +213,33 @@ impl Resolve {
         env.stats.add("num-relayouts", 1);
         env.stats.add("copy-bytes", cost);
         Ok(())
+    }
+
+    /// What `user` needs of a source in layout `given` (not the lowering's own `rows`) of `bytes`-byte elements.
+    fn need(&self, ctx: &Context, user: OpId, (given, rows): (&Placed, &Placed), bytes: u64) -> Need {
+        match decode(ctx, user) {
+            // A view is in place on the given layout, copies its result, or is in place on a relayout.
+            Ok(OpKind::View(_)) if !given.rows => {
+                let map = view_map(ctx, user);
+                let extents = tensor_of(ctx, ctx.body.result(user, 0)).map(|t| t.0);
+                let (Some(map), Some(extents)) = (map, extents) else { return Need::Nothing };
+                let on =
+                    |p: &Placed| in_place(&map, (&p.strided, &p.extents, p.rows), &extents, bytes, p.buffer, &self.cfg);
+                match on(given).is_err() && on(rows).is_ok() {
+                    true => Need::RowsToSave(self.rows(extents).buffer * bytes),
+                    false => Need::Nothing,
+                }
+            }
+            // A view in place on the source passes its rows (and their padding) on.
+            Ok(OpKind::View(_)) if feeds_padded_conv(ctx, ctx.body.result(user, 0)) => Need::Rows,
+            Ok(OpKind::Io(_) | OpKind::Reshard(_) | OpKind::View(_)) => Need::Nothing,
+            // A padded convolution reads its input's row padding as zeros, which only the lowering's own layout
+            // promises (the caller's buffer may hold anything between a given layout's rows).
+            Ok(OpKind::Conv2d(c)) if given.rows && c.padding[1] == 0 => Need::Nothing,
+            Ok(OpKind::Conv2d(_)) => Need::Rows,
+            _ if given.rows => Need::Nothing,
+            _ => Need::Rows,
+        }
     }
 
     /// Gives `op`'s tensor result its layout; whether it has one.
