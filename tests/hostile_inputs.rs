@@ -88,6 +88,23 @@ fn cases() -> Vec<Case> {
         }
         t + "}\n"
     };
+    // Each contraction walked the whole chain of permutes in front of its weight (9.4 s here at 4k, so 12k would take minutes).
+    let permutes = {
+        let (kn, nk) = ("!teg.tensor<[k=8, n=8] x f32>", "!teg.tensor<[n=8, k=8] x f32>");
+        let mut t = format!(
+            "teg.graph @g {{\n  %x = teg.source @x : !teg.tensor<[m=4, k=8] x f32>\n  %p0 = teg.source @w : {kn}\n"
+        );
+        for i in 1..=12_000 {
+            let (from, to, order) = if i % 2 == 1 { (kn, nk, "\"n\", \"k\"") } else { (nk, kn, "\"k\", \"n\"") };
+            t += &format!("  %p{i} = teg.permute %p{} to [{order}] : {from} -> {to}\n", i - 1);
+            t += &format!(
+                "  %y{i} = teg.contract %x, %p{i} : !teg.tensor<[m=4, k=8] x f32>, {to} -> !teg.tensor<[m=4, n=8] x f32>\n"
+            );
+            t += &format!("  %s{i} = teg.sink @y{i} %y{i} : !teg.tensor<[m=4, n=8] x f32> -> !teg.token\n");
+        }
+        let tokens: Vec<String> = (1..=12_000).map(|i| format!("%s{i}")).collect();
+        t + &format!("  teg.sequence_point {} : {}\n}}\n", tokens.join(", "), vec!["!teg.token"; 12_000].join(", "))
+    };
     let mut many_sinks = String::from("teg.graph @g {\n  %x = teg.zeros : !teg.tensor<[n=2] x f32>\n");
     for i in 0..sinks {
         many_sinks += &format!("  %s{i} = teg.sink @y{i} %x : !teg.tensor<[n=2] x f32> -> !teg.token\n");
@@ -380,6 +397,7 @@ fn cases() -> Vec<Case> {
         opt("30k expected-error @below lines", ("expected.tap", expectations.into_bytes()), &["--allow-unregistered-dialect", "--verify-diagnostics"], Expect::Error("expected error \"use of undeclared SSA value name\" was not produced")),
         opt("70k undefined names on one line", ("undefined.tap", undefined.into_bytes()), &["--allow-unregistered-dialect"], Expect::Error("undefined.tap:2:13: error: use of undeclared SSA value name")),
         opt("a kernel of 12k semaphores, each waited once, canonicalized", ("sems.tap", semaphores.into_bytes()), &["-p", "builtin.module(canonicalize)", "-o", "/dev/null"], Expect::Success),
+        opt("12k chained permutes, each the weight of a contraction, laid out", ("permutes.tap", permutes.into_bytes()), &["-p", "builtin.module(resolve-layouts)", "-o", "/dev/null"], Expect::Success),
         opt("40 user blocks of 2^20 points whose output two index dimensions move", ("blocks.tap", blocks.into_bytes()), &["-o", "/dev/null"], Expect::Success),
         Case {
             name: "50k sinks of one value, timed",

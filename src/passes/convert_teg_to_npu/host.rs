@@ -15,6 +15,7 @@ use super::buffers::npu_elem;
 use super::check_supported;
 use crate::dialects::teg::ops::{decode, Io, OpKind};
 use crate::dialects::teg::tensor_type::{as_tensor, token_type};
+use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::dialects::teg::LAYOUT_ATTR;
 use crate::ir::builder::OpState;
 use crate::ir::clone::{clone_op, CloneMap};
@@ -425,6 +426,10 @@ fn cut_from_device(ctx: &mut Context, ops: &[OpId], split: &Split, cfg: &NpuConf
         let def = def_op(ctx, v).expect("a host op's result");
         let layout = fed_layout(ctx, def, v, cfg);
         let source = new_source(ctx, feed, v, Some(layout));
+        // On the chip its maker was given (views of it were laid out in place there).
+        if let Some(devices) = ctx.op_attr(def, DEVICES_ATTR) {
+            ctx.set_op_attr(source, DEVICES_ATTR, devices);
+        }
         ctx.body.insert_op_before(def, source);
         let fed = ctx.body.result(source, 0);
         ctx.body.replace_all_uses(v, fed);

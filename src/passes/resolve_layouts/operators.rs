@@ -17,16 +17,17 @@ use std::collections::HashMap;
 /// and order, shared); a remark per permute.
 pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Diagnostic>) -> usize {
     let mut made: HashMap<(ValueId, Vec<String>, Option<crate::ir::AttrId>), ValueId> = HashMap::new();
+    let (mut beneath, mut unread) = (HashMap::new(), Vec::new());
     for &op in ops {
         if !matches!(decode(ctx, op), Ok(OpKind::Contraction(Contraction::Contract))) {
             continue;
         }
         // Permutes in front of w go: the contraction reads by names, so it reads their operand as well.
         let read = ctx.body.operand(op, 1);
-        let w = beneath_permutes(ctx, read);
+        let w = beneath_permutes(ctx, read, &mut beneath);
+        unread.push(read);
         let Some(order) = wanted(ctx, op, w) else {
             ctx.body.set_operand(op, 1, w);
-            erase_unread_permutes(ctx, read);
             continue;
         };
         let devices = ctx.op_attr(op, DEVICES_ATTR);
@@ -43,7 +44,10 @@ pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Dia
             }
         };
         ctx.body.set_operand(op, 1, permuted);
-        erase_unread_permutes(ctx, read);
+    }
+    // After the walk, so that no value the walk remembered goes while it runs.
+    for v in unread {
+        erase_unread_permutes(ctx, v);
     }
     made.len()
 }
@@ -63,15 +67,26 @@ fn wanted(ctx: &Context, op: OpId, w: ValueId) -> Option<Vec<String>> {
     Some(order)
 }
 
-/// The value under `w`'s chain of `teg.permute`s (`w` itself without one).
-fn beneath_permutes(ctx: &Context, mut w: ValueId) -> ValueId {
-    while let crate::ir::ValueDef::Result { op, .. } = ctx.body.value_def(w) {
-        match decode(ctx, op) {
-            Ok(OpKind::View(View::Permute { .. })) => w = ctx.body.operand(op, 0),
-            _ => break,
+/// The value under `w`'s chain of `teg.permute`s (`w` itself without one), each value of the chain remembered in
+/// `known` so that contractions reading a long chain at many points walk it once.
+fn beneath_permutes(ctx: &Context, w: ValueId, known: &mut HashMap<ValueId, ValueId>) -> ValueId {
+    let (mut path, mut at) = (Vec::new(), w);
+    let base = loop {
+        if let Some(&base) = known.get(&at) {
+            break base;
         }
-    }
-    w
+        path.push(at);
+        match ctx.body.value_def(at) {
+            crate::ir::ValueDef::Result { op, .. }
+                if matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) =>
+            {
+                at = ctx.body.operand(op, 0)
+            }
+            _ => break at,
+        }
+    };
+    known.extend(path.into_iter().map(|v| (v, base)));
+    base
 }
 
 /// Erases the `teg.permute`s making `v` that nothing reads any more (the contraction reads beneath them now).
