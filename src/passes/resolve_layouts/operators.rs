@@ -10,38 +10,28 @@ use crate::dialects::teg::ops::{decode, Contraction, OpKind, View};
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::dialects::teg::transfers::DEVICES_ATTR;
 use crate::ir::builder::OpState;
-use crate::ir::{Attr, Context, Diagnostic, OpId, ValueId};
+use crate::ir::{Attr, AttrId, Context, Diagnostic, OpId, ValueDef, ValueId};
 use std::collections::HashMap;
 
 /// Makes every `teg.contract` of `ops` read a `w` whose last dimension is the result's (one permute per value
-/// and order, shared); a remark per permute.
+/// and order, shared, the graph's own used where it has one); a remark per permute made. How many it made.
 pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Diagnostic>) -> usize {
-    let mut made: HashMap<(ValueId, Vec<String>, Option<crate::ir::AttrId>), ValueId> = HashMap::new();
-    let (mut beneath, mut unread) = (HashMap::new(), Vec::new());
+    let mut permutes = Permutes::of(ctx, ops);
+    let mut unread = Vec::new();
     for &op in ops {
         if !matches!(decode(ctx, op), Ok(OpKind::Contraction(Contraction::Contract))) {
             continue;
         }
-        // Permutes in front of w go: the contraction reads by names, so it reads their operand as well.
         let read = ctx.body.operand(op, 1);
-        let w = beneath_permutes(ctx, read, &mut beneath);
+        if wanted(ctx, op, read).is_none() {
+            continue; // Its order already.
+        }
+        // The contraction reads by names: the value beneath the permutes in front of w serves as well.
+        let w = permutes.beneath(ctx, read);
         unread.push(read);
-        let Some(order) = wanted(ctx, op, w) else {
-            ctx.body.set_operand(op, 1, w);
-            continue;
-        };
-        let devices = ctx.op_attr(op, DEVICES_ATTR);
-        let key = (w, order.clone(), devices);
-        let permuted = match made.get(&key) {
-            Some(&v) => v,
-            None => {
-                let v = permute(ctx, op, w, &order, devices);
-                let last = order.last().cloned().unwrap_or_default();
-                let message = format!("teg.contract reads its w with '{last}' last (the tensor unit's result rows)");
-                remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
-                made.insert(key, v);
-                v
-            }
+        let permuted = match wanted(ctx, op, w) {
+            None => w,
+            Some(order) => permutes.ordered(ctx, op, w, order, remarks),
         };
         ctx.body.set_operand(op, 1, permuted);
     }
@@ -49,7 +39,81 @@ pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Dia
     for v in unread {
         erase_unread_permutes(ctx, v);
     }
-    made.len()
+    permutes.made
+}
+
+/// A permute's key: the value beneath its chain, its order and its devices.
+type Key = (ValueId, Vec<String>, Option<AttrId>);
+
+/// The permutes of a graph: the value beneath each chain, and per key the permute reading it so.
+struct Permutes {
+    beneath: HashMap<ValueId, ValueId>,
+    by_key: HashMap<Key, ValueId>,
+    made: usize,
+}
+
+impl Permutes {
+    /// The graph's own permutes among `ops`.
+    fn of(ctx: &Context, ops: &[OpId]) -> Permutes {
+        let mut p = Permutes { beneath: HashMap::new(), by_key: HashMap::new(), made: 0 };
+        for &op in ops {
+            if matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) {
+                let v = ctx.body.result(op, 0);
+                let key = (p.beneath(ctx, v), names(ctx, v), ctx.op_attr(op, DEVICES_ATTR));
+                p.by_key.entry(key).or_insert(v);
+            }
+        }
+        p
+    }
+
+    /// The value under `w`'s chain of `teg.permute`s (`w` itself without one), each value of the chain remembered
+    /// so that contractions reading a long chain at many points walk it once.
+    fn beneath(&mut self, ctx: &Context, w: ValueId) -> ValueId {
+        let (mut path, mut at) = (Vec::new(), w);
+        let base = loop {
+            if let Some(&base) = self.beneath.get(&at) {
+                break base;
+            }
+            path.push(at);
+            match ctx.body.value_def(at) {
+                ValueDef::Result { op, .. } if matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) => {
+                    at = ctx.body.operand(op, 0)
+                }
+                _ => break at,
+            }
+        };
+        self.beneath.extend(path.into_iter().map(|v| (v, base)));
+        base
+    }
+
+    /// `w` in `order` on `op`'s devices: a permute the graph has, or one made before `op` (with a remark).
+    fn ordered(
+        &mut self,
+        ctx: &mut Context,
+        op: OpId,
+        w: ValueId,
+        order: Vec<String>,
+        remarks: &mut Vec<Diagnostic>,
+    ) -> ValueId {
+        let devices = ctx.op_attr(op, DEVICES_ATTR);
+        let key = (w, order, devices);
+        if let Some(&v) = self.by_key.get(&key) {
+            return v;
+        }
+        let v = permute(ctx, op, w, &key.1, devices);
+        let last = key.1.last().cloned().unwrap_or_default();
+        let message = format!("teg.contract reads its w with '{last}' last (the tensor unit's result rows)");
+        remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
+        self.beneath.insert(v, w);
+        self.by_key.insert(key, v);
+        self.made += 1;
+        v
+    }
+}
+
+/// The dimension names of tensor `v`, in order.
+fn names(ctx: &Context, v: ValueId) -> Vec<String> {
+    as_tensor(ctx, ctx.body.value_type(v)).map(|t| t.dims.iter().map(|d| d.0.clone()).collect()).unwrap_or_default()
 }
 
 /// The order of `w`'s dimensions contraction `op` needs, when it is not `w`'s: the result's last dimension moved
@@ -67,31 +131,9 @@ fn wanted(ctx: &Context, op: OpId, w: ValueId) -> Option<Vec<String>> {
     Some(order)
 }
 
-/// The value under `w`'s chain of `teg.permute`s (`w` itself without one), each value of the chain remembered in
-/// `known` so that contractions reading a long chain at many points walk it once.
-fn beneath_permutes(ctx: &Context, w: ValueId, known: &mut HashMap<ValueId, ValueId>) -> ValueId {
-    let (mut path, mut at) = (Vec::new(), w);
-    let base = loop {
-        if let Some(&base) = known.get(&at) {
-            break base;
-        }
-        path.push(at);
-        match ctx.body.value_def(at) {
-            crate::ir::ValueDef::Result { op, .. }
-                if matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) =>
-            {
-                at = ctx.body.operand(op, 0)
-            }
-            _ => break at,
-        }
-    };
-    known.extend(path.into_iter().map(|v| (v, base)));
-    base
-}
-
 /// Erases the `teg.permute`s making `v` that nothing reads any more (the contraction reads beneath them now).
 fn erase_unread_permutes(ctx: &mut Context, mut v: ValueId) {
-    while let crate::ir::ValueDef::Result { op, .. } = ctx.body.value_def(v) {
+    while let ValueDef::Result { op, .. } = ctx.body.value_def(v) {
         if ctx.body.has_uses(v) || !matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) {
             return;
         }
@@ -101,7 +143,7 @@ fn erase_unread_permutes(ctx: &mut Context, mut v: ValueId) {
 }
 
 /// A `teg.permute` of `w` to `order` before `op`, on `op`'s devices.
-fn permute(ctx: &mut Context, op: OpId, w: ValueId, order: &[String], devices: Option<crate::ir::AttrId>) -> ValueId {
+fn permute(ctx: &mut Context, op: OpId, w: ValueId, order: &[String], devices: Option<AttrId>) -> ValueId {
     let t = as_tensor(ctx, ctx.body.value_type(w)).expect("a tensor").clone();
     let dims = order.iter().map(|n| t.dims[t.position(n).expect("a dimension of w")].clone()).collect();
     let ty = tensor_type(ctx, TensorType { dims, dtype: t.dtype });
