@@ -4,7 +4,8 @@
 //! computes) whose `w` has it elsewhere reads a `teg.permute` of `w` with that dimension moved last instead: in
 //! place when `w`'s layout already has it contiguous (a column-major weight), a transposing copy otherwise, each
 //! reported like any view. Permutes already in front of `w` are looked through (the contraction reads their
-//! operand instead), so a user's transpose and this one never make two copies.
+//! operand instead), and a permute of the wanted order the graph already has is read rather than made again, so
+//! a user's transpose and this one never make two copies.
 
 use crate::dialects::teg::ops::{decode, Contraction, OpKind, View};
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
