@@ -283,8 +283,8 @@ fn run_lowering(
     let pipeline = args.pipeline.as_deref().unwrap_or("tap-to-npu");
     let registry = crate::passes::PassRegistry::with_builtin();
     // Written as `tap-opt -p` takes it (anchored on the module) or as the module's pass list.
-    let spaced: String = pipeline.chars().filter(|c| !c.is_whitespace()).collect();
-    let anchored = match spaced.starts_with("builtin.module(") {
+    let compact: String = pipeline.chars().filter(|c| !c.is_whitespace()).collect();
+    let anchored = match compact.starts_with("builtin.module(") {
         true => pipeline.to_string(),
         false => format!("builtin.module({pipeline})"),
     };

@@ -16,7 +16,7 @@
 //! machine's sizes.
 
 use super::buffers::Tensor;
-use super::elementwise::{self, cast};
+use super::elementwise::{self, cast, narrow};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling};
 use super::transfer::{box_dma, dm_box, round_up, DmBox};
@@ -398,7 +398,7 @@ fn load_trf(slices: Slices, s: &Step, elem: ElemType, cfg: &NpuConfig) -> Instru
 }
 
 /// What the tensor unit accumulates `elem` products in: i32 for i8, f32 for floats.
-fn accumulated(elem: ElemType) -> ElemType {
+pub fn accumulated(elem: ElemType) -> ElemType {
     if elem == ElemType::I8 {
         ElemType::I32
     } else {
@@ -475,9 +475,7 @@ fn finish(
         if to == ElemType::I8 {
             let moved = AccessPattern::new(moved_at, &[], (m * n * 4) as u32);
             l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, wide_t, moved, wide_t))?;
-            let low = AccessPattern::new(moved_at, &[(m as u32 * n as u32, 4)], 1);
-            let out = AccessPattern::new(out, &[], (m * n) as u32);
-            l.compute(rw, &cast(slices, Space::Dm, &low, to, out, to))?;
+            l.compute(rw, &narrow(slices, moved_at, m * n, wide_t, out, to))?;
         } else {
             let moved = AccessPattern::new(out, &[], (m * n * to.bytes()) as u32);
             l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, wide_t, moved, to))?;

@@ -18,6 +18,8 @@
 //! past the last are computed from zeroed kernels and never written out.
 
 use super::buffers::{Role, Tensor};
+use super::contraction::accumulated;
+use super::elementwise::narrow;
 use super::tiles::runs;
 use super::transfer::{dm_box, round_up, row_unit, rows_dma, DmBox};
 use super::views::pad_rows;
@@ -122,7 +124,7 @@ impl Geometry {
             unit: row_unit(x.elem, cfg),
             kernel_unit: cfg.dm_write_align,
             elem: x.elem,
-            acc: if x.elem == ElemType::I8 { ElemType::I32 } else { ElemType::F32 },
+            acc: accumulated(x.elem),
             size: x.elem.bytes(),
         }
     }
@@ -527,16 +529,8 @@ fn finish(
         let src = Operand { space: Space::Dm, pattern: src };
         let transpose = stream(Kind::Transpose, slices, src, Space::Dm, dst.clone());
         l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..transpose }))?;
-        // Narrow results: bf16 rounded from f32; i8 each i32's low byte (TEG's i8 arithmetic wraps).
-        let to = AccessPattern::new(out + 2 * bytes, &[], (p * n * y.elem.bytes()) as u32);
-        let (from, src) = match y.elem {
-            ElemType::I8 => (ElemType::I8, AccessPattern::new(out + bytes, &[((p * n) as u32, 4)], 1)),
-            _ => (g.acc, AccessPattern::new(out + bytes, &[], bytes as u32)),
-        };
         if y.elem != g.acc {
-            let src = Operand { space: Space::Dm, pattern: src };
-            let cast = Stream { from, to: y.elem, ..stream(Kind::Cast, slices, src, Space::Dm, to) };
-            l.compute(rw, &Instruction::Stream(cast))?;
+            l.compute(rw, &narrow(slices, out + bytes, p * n, g.acc, out + 2 * bytes, y.elem))?;
         }
     }
     for (slice, (t, &(p, n))) in wave.iter().zip(&shapes).enumerate() {

@@ -313,6 +313,17 @@ pub fn cast(
     })
 }
 
+/// The move narrowing `count` dense `wide` elements (f32 or i32) at `src` in data memory into `to` elements at
+/// `dst`: a cast rounding f32 to bf16; for i8, each i32's low byte, read one byte of every four (TEG's i8
+/// arithmetic wraps, where the NPU's i32 -> i8 cast saturates).
+pub fn narrow(slices: Slices, src: u64, count: u64, wide: ElemType, dst: u64, to: ElemType) -> Instruction {
+    let out = AccessPattern::new(dst, &[], (count * to.bytes()) as u32);
+    match to {
+        ElemType::I8 => cast(slices, Space::Dm, &AccessPattern::new(src, &[(count as u32, 4)], 1), to, out, to),
+        _ => cast(slices, Space::Dm, &AccessPattern::new(src, &[], (count * 4) as u32), wide, out, to),
+    }
+}
+
 /// The vector instruction computing `f` of the `dtype` operands read by `reads` (or of the first and `imm`) into
 /// `dst` on `slices`.
 fn vector(

@@ -85,6 +85,13 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
     let map = |t: &Tensor| dims.iter().map(|d| t.dims.iter().position(|e| e.0 == d.0 && e.1 > 1)).collect();
     let (xi, ri) = (Input { tensor: x.clone(), map: map(x) }, Input { tensor: r.clone(), map: map(r) });
     let rk = Input { tensor: r.clone(), map: ri.map[..nk].to_vec() };
+    // The result's tile as the accumulator holds it, each element a row of the reduction.
+    let rows_of = |ext: &[u64]| {
+        let tile = Tile { start: vec![0; nk], ext: ext.to_vec() };
+        let out = dm_box(&acc_r, ext, 0, &cfg);
+        let acc_rk = Input { tensor: acc_r.clone(), map: rk.map.clone() };
+        (read_pattern(&acc_rk, &tile, &(0..nk).collect::<Vec<_>>(), &out, 0), out.bytes)
+    };
     // Two thirds of data memory alternate for the operand's boxes; the last third takes the results out.
     let budget = cfg.dm_slice_bytes / 3 / 8 * 8;
     // Where x's rows lie: a tile fixing them at any index needs room to align the box's start.
@@ -157,31 +164,15 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
                     true => widened(l, rw, slices, src, (base, *bytes), scratch)?,
                     false => src.clone(),
                 };
-                let tile = Tile { start: vec![0; nk], ext: ext.clone() };
-                let out = dm_box(&acc_r, ext, 0, &cfg);
-                let rows = read_pattern(
-                    &Input { tensor: acc_r.clone(), map: rk.map.clone() },
-                    &tile,
-                    &(0..nk).collect::<Vec<_>>(),
-                    &out,
-                    0,
-                );
-                let step = Chunk { first: c == 0, src, rows, bytes: out.bytes };
+                let (rows, bytes) = rows_of(ext);
+                let step = Chunk { first: c == 0, src, rows, bytes };
                 reduce_chunk(l, rw, reduce, slices, &step, &acc_r)?;
             }
         }
         for (first, end) in runs(&wave.iter().map(|t| &t.ext).collect::<Vec<_>>()) {
             let slices = l.slices(first, end);
-            let tile = Tile { start: vec![0; nk], ext: wave[first as usize].ext.clone() };
-            let out = dm_box(&acc_r, &tile.ext, 0, &cfg);
-            let rows = read_pattern(
-                &Input { tensor: acc_r.clone(), map: rk.map.clone() },
-                &tile,
-                &(0..nk).collect::<Vec<_>>(),
-                &out,
-                0,
-            );
-            take_out(l, rw, reduce, slices, rows, out.bytes, count, 2 * budget, &acc_r, r.elem)?;
+            let (rows, bytes) = rows_of(&wave[first as usize].ext);
+            take_out(l, rw, reduce, slices, rows, bytes, count, 2 * budget, &acc_r, r.elem)?;
         }
         for (slice, tile) in wave.iter().enumerate() {
             let (start, ext, _) = operand_box(&rk, tile, 0);
