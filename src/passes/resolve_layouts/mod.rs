@@ -299,7 +299,8 @@ impl Resolve {
     }
 }
 
-/// Whether `v`, or a view of it (through views only), is the input of a convolution padded along its rows.
+/// Whether `v`, or a view of it (through views that may be read in place: one operand each, so the walks from
+/// different sources never meet), is the input of a convolution padded along its rows.
 fn feeds_padded_conv(ctx: &Context, v: ValueId) -> bool {
     let mut work = vec![v];
     let mut seen = std::collections::HashSet::new();
@@ -307,7 +308,9 @@ fn feeds_padded_conv(ctx: &Context, v: ValueId) -> bool {
         for (user, i) in ctx.body.uses(v) {
             match decode(ctx, user) {
                 Ok(OpKind::Conv2d(c)) if i == 0 && c.padding[1] > 0 => return true,
-                Ok(OpKind::View(_)) if seen.insert(user) => work.extend(ctx.body.results(user)),
+                Ok(OpKind::View(_)) if view_map(ctx, user).is_some() && seen.insert(user) => {
+                    work.extend(ctx.body.results(user))
+                }
                 _ => {}
             }
         }
