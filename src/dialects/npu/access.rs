@@ -113,6 +113,34 @@ impl AccessPattern {
         run
     }
 
+    /// The same packets in the same order, described with as few loops as possible: loops of one iteration are
+    /// dropped, an innermost loop stepping by the packet joins it, and a loop stepping by the whole span of the
+    /// loop inside it joins that loop. The interpreter walks the shorter form (a 4-byte packet with 32 neighbours
+    /// becomes one 128-byte packet); nothing it reads or writes changes.
+    pub fn coalesced(&self) -> AccessPattern {
+        if self.loops.iter().any(|l| l.count == 0) {
+            return self.clone();
+        }
+        let mut packet = self.packet as u64;
+        let mut loops: Vec<Loop> = Vec::with_capacity(self.loops.len());
+        for l in self.loops.iter().rev().filter(|l| l.count > 1) {
+            match loops.last_mut() {
+                None if l.stride == packet as i64 && packet * l.count as u64 <= u32::MAX as u64 => {
+                    packet *= l.count as u64
+                }
+                Some(inner)
+                    if inner.stride.checked_mul(inner.count as i64) == Some(l.stride)
+                        && inner.count as u64 * l.count as u64 <= u32::MAX as u64 =>
+                {
+                    inner.count *= l.count
+                }
+                _ => loops.push(*l),
+            }
+        }
+        loops.reverse();
+        AccessPattern { base: self.base, loops, packet: packet as u32 }
+    }
+
     /// Whether each byte is touched at most once (what a write pattern must be). Loops that nest (each stride, in
     /// absolute value, at least the span of the smaller ones and the packet) are injective at once; otherwise the
     /// packets are enumerated, sorted and compared, up to [`MAX_ENUMERATED_PACKETS`].

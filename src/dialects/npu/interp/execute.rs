@@ -5,7 +5,7 @@
 use super::forward::Through;
 use super::memory::Bytes;
 use super::program::Program;
-use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
+use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -276,8 +276,8 @@ fn matmul_slice(
                 (t, _) => bt.extend(widen(t, raw)),
             }
         }
-        let (rows, lda) = float_a(mm, a, dm)?;
-        return float_matmul(mm, &rows, lda, &bt, acc, a.slice);
+        let (rows, strides) = float_a(mm, a, dm)?;
+        return float_matmul(mm, &rows, strides, &bt, acc, a.slice);
     }
     let mut bt = Vec::with_capacity(k * n);
     for j in 0..n {
@@ -292,34 +292,78 @@ fn matmul_slice(
     Ok(())
 }
 
-/// `A` as `f32` rows and the elements from one row to the next: in place where its bytes lie as `f32` rows (in
-/// HBM behind a forward, or in one run of data memory), else gathered and widened.
-fn float_a<'a>(mm: &Matmul, a: OperandA<'a>, dm: &'a Bytes) -> Result<(Cow<'a, [f32]>, usize), String> {
+/// The elements from one row of a matrix to the next, and from one column to the next.
+type Strides = (usize, usize);
+
+/// `A` as `f32`s and the strides of its rows and columns: in place where its bytes lie as `f32` rows (in HBM behind
+/// a forward, or in one run of data memory), else gathered (in the order of [`a_order`]) and widened.
+fn float_a<'a>(mm: &Matmul, a: OperandA<'a>, dm: &'a Bytes) -> Result<(Cow<'a, [f32]>, Strides), String> {
     let (m, k) = (mm.m as usize, mm.k as usize);
     if mm.from == ElemType::F32 {
         if let Some((raw, stride)) = a.through.rows(a.site, &mm.a.pattern, m, k * 4) {
             let floats = bytemuck::try_cast_slice(&raw[..(m - 1) * stride + k * 4]).ok().filter(|_| stride % 4 == 0);
             if let Some(floats) = floats {
-                return Ok((Cow::Borrowed(floats), stride / 4));
+                return Ok((Cow::Borrowed(floats), (stride / 4, 1)));
             }
         }
     }
     if let Some(bytes) = a.through.read(a.site, &mm.a.pattern) {
-        return Ok((Cow::Owned(widen(mm.from, &bytes)), k));
+        return Ok((Cow::Owned(widen(mm.from, &bytes)), (k, 1)));
     }
-    let rows = match contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
-        Some(at) => {
-            let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, a.slice))?;
-            bytemuck::try_cast_slice(raw).map_or_else(|_| Cow::Owned(widen(ElemType::F32, raw)), Cow::Borrowed)
+    if let Some(at) = contiguous_start(&mm.a.pattern).filter(|_| mm.from == ElemType::F32) {
+        let raw = dm.read(at, m * k * 4).map_err(unwritten(Space::Dm, a.slice))?;
+        if let Ok(floats) = bytemuck::try_cast_slice(raw) {
+            return Ok((Cow::Borrowed(floats), (k, 1)));
         }
-        None => Cow::Owned(widen(mm.from, &gather(dm, &mm.a.pattern).map_err(unwritten(Space::Dm, a.slice))?)),
+    }
+    let (pattern, strides) = a_order(&mm.a.pattern, m, k, mm.from.bytes() as usize);
+    let rows = match mm.from {
+        ElemType::F32 => {
+            let mut floats = vec![0f32; m * k];
+            gather_into(dm, &pattern, bytemuck::cast_slice_mut(&mut floats)).map_err(unwritten(Space::Dm, a.slice))?;
+            floats
+        }
+        t => widen(t, &gather(dm, &pattern).map_err(unwritten(Space::Dm, a.slice))?),
     };
-    Ok((rows, k))
+    Ok((Cow::Owned(rows), strides))
 }
 
-/// One slice's float `C (+)= A · B`: `A`'s rows `lda` elements apart, `B` given as `Bᵀ` widened to `f32`. `C` in one
-/// run of bytes is used in place.
-fn float_matmul(mm: &Matmul, a: &[f32], lda: usize, bt: &[f32], acc: &mut Bytes, slice: u64) -> Result<(), String> {
+/// The order to gather `A` (`m` rows of `k` elements of `size` bytes, one element per packet of `p`) in, and the
+/// strides of its rows and columns there: as `p` reads it, or column by column when that moves longer runs (an image
+/// tile read channel by channel, whose pixels lie next to each other).
+fn a_order(p: &AccessPattern, m: usize, k: usize, size: usize) -> (AccessPattern, Strides) {
+    let as_read = (p.clone(), (k, 1));
+    if p.packet as usize != size {
+        return as_read;
+    }
+    // The innermost loops count the columns.
+    let (mut split, mut columns) = (p.loops.len(), 1usize);
+    while split > 0 && columns < k {
+        split -= 1;
+        columns = columns.saturating_mul(p.loops[split].count as usize);
+    }
+    if columns != k {
+        return as_read;
+    }
+    let loops: Vec<_> = p.loops[split..].iter().chain(&p.loops[..split]).copied().collect();
+    let by_column = AccessPattern { base: p.base, loops, packet: p.packet };
+    if by_column.coalesced().packet > p.coalesced().packet {
+        (by_column, (1, m))
+    } else {
+        as_read
+    }
+}
+
+/// One slice's float `C (+)= A · B`: `A` with the strides of its rows and columns, `B` given as `Bᵀ` widened to
+/// `f32`. `C` in one run of bytes is used in place.
+fn float_matmul(
+    mm: &Matmul,
+    a: &[f32],
+    a_strides: Strides,
+    bt: &[f32],
+    acc: &mut Bytes,
+    slice: u64,
+) -> Result<(), String> {
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
     let b_strides = (1, k as isize);
     if let Some(at) = contiguous_start(&mm.c.pattern) {
@@ -327,12 +371,12 @@ fn float_matmul(mm: &Matmul, a: &[f32], lda: usize, bt: &[f32], acc: &mut Bytes,
             acc.read(at, m * n * 4).map_err(unwritten(Space::Acc, slice))?;
         }
         if let Ok(c) = bytemuck::try_cast_slice_mut::<u8, f32>(acc.write_in_place(at, m * n * 4)) {
-            f32::gemm_strided(m, k, n, a, lda, bt, b_strides, c, mm.accumulate);
+            f32::gemm_strided(m, k, n, a, a_strides, bt, b_strides, c, mm.accumulate);
             return Ok(());
         }
     }
     let mut c: Vec<f32> = accumulator(mm, acc, slice)?.into_iter().map(f32::from_bits).collect();
-    f32::gemm_strided(m, k, n, a, lda, bt, b_strides, &mut c, mm.accumulate);
+    f32::gemm_strided(m, k, n, a, a_strides, bt, b_strides, &mut c, mm.accumulate);
     scatter(acc, &mm.c.pattern, &word_bytes(&c.into_iter().map(f32::to_bits).collect::<Vec<_>>()));
     Ok(())
 }

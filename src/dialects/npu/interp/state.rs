@@ -180,49 +180,110 @@ impl Memories {
 
 /// The bytes `pattern` reads from `bytes`, in order, or the first byte nothing wrote (the caller checked bounds).
 pub fn gather(bytes: &Bytes, pattern: &AccessPattern) -> Result<Vec<u8>, usize> {
-    let packet = pattern.packet as usize;
-    let total = pattern.bytes().unwrap_or(0) as usize;
-    if let Some(start) = contiguous_start(pattern) {
-        return bytes.read(start, total).map(<[u8]>::to_vec);
-    }
-    let mut out = Vec::with_capacity(total);
-    // Small packets of a box written whole (the usual case) are read without checking each one.
-    let range = pattern.range().filter(|&(low, high)| bytes.written_between(low as usize, high as usize));
-    if let Some((_, high)) = range {
-        let data = &bytes.unchecked_from(0)[..high as usize];
-        match packet {
-            // One element: a fixed-size copy the compiler inlines, not a call per element.
-            4 => for_each_packet(pattern, |at| {
-                out.extend_from_slice(&<[u8; 4]>::try_from(&data[at..at + 4]).expect("4 bytes"))
-            }),
-            _ => for_each_packet(pattern, |at| out.extend_from_slice(&data[at..at + packet])),
-        }
-        return Ok(out);
-    }
-    for offset in pattern.offsets() {
-        out.extend_from_slice(bytes.read((pattern.base as i128 + offset) as usize, packet)?);
-    }
+    let mut out = vec![0u8; pattern.bytes().unwrap_or(0) as usize];
+    gather_into(bytes, pattern, &mut out)?;
     Ok(out)
 }
 
-/// Calls `f` with the address of each of `pattern`'s packets, in order (inside its bounds, which the caller
-/// checked): the innermost loop as a plain counted loop, the odometer only for the loops around it.
-fn for_each_packet(pattern: &AccessPattern, mut f: impl FnMut(usize)) {
-    let Some((inner, outer)) = pattern.loops.split_last() else {
-        return f(pattern.base as usize);
+/// [`gather`] into `out`, which holds exactly the pattern's bytes (an `f32` buffer seen as bytes, say).
+pub fn gather_into(bytes: &Bytes, pattern: &AccessPattern, out: &mut [u8]) -> Result<(), usize> {
+    let pattern = pattern.coalesced();
+    let packet = pattern.packet as usize;
+    if let Some(start) = contiguous_start(&pattern) {
+        out.copy_from_slice(bytes.read(start, out.len())?);
+        return Ok(());
+    }
+    // Packets of a box written whole (the usual case) are read without checking each one: element-sized packets
+    // (a transposition) cost a move each.
+    let range = pattern.range().filter(|&(low, high)| bytes.written_between(low as usize, high as usize));
+    if let Some((_, high)) = range {
+        let data = &bytes.unchecked_from(0)[..high as usize];
+        // Element-sized packets at element-aligned addresses move as words (one load and store each).
+        let done = match packet {
+            4 => copy_words::<u32>(&pattern, data, out),
+            8 => copy_words::<u64>(&pattern, data, out),
+            _ => false,
+        };
+        if !done {
+            for_each_pair(&pattern, |from, to| out[to..to + packet].copy_from_slice(&data[from..from + packet]));
+        }
+        return Ok(());
+    }
+    for (offset, chunk) in pattern.offsets().zip(out.chunks_exact_mut(packet.max(1))) {
+        chunk.copy_from_slice(bytes.read((pattern.base as i128 + offset) as usize, packet)?);
+    }
+    Ok(())
+}
+
+/// [`gather_into`]'s copy of packets of one `W` each, when the base, the strides and both buffers are aligned to
+/// `W`; whether they were.
+fn copy_words<W: bytemuck::Pod>(pattern: &AccessPattern, data: &[u8], out: &mut [u8]) -> bool {
+    let size = std::mem::size_of::<W>();
+    let aligned =
+        (pattern.base as usize).is_multiple_of(size) && pattern.loops.iter().all(|l| l.stride % size as i64 == 0);
+    let whole = &data[..data.len() / size * size];
+    let (Ok(from), Ok(to)) = (bytemuck::try_cast_slice::<u8, W>(whole), bytemuck::try_cast_slice_mut::<u8, W>(out))
+    else {
+        return false;
     };
-    let around = AccessPattern { base: pattern.base, loops: outer.to_vec(), packet: pattern.packet };
-    for o in around.offsets() {
-        let mut at = pattern.base as i128 + o;
-        for _ in 0..inner.count {
-            f(at as usize);
-            at += inner.stride as i128;
+    if aligned {
+        for_each_pair(pattern, |at, place| to[place / size] = from[at / size]);
+    }
+    aligned
+}
+
+/// Calls `f` with the address of each of `pattern`'s packets (inside its bounds, which the caller checked) and the
+/// packet's place in pattern order (its index times the packet size), in address order (the loops by decreasing
+/// stride): reading a transposition down its columns would touch a cache line per element.
+fn for_each_pair(pattern: &AccessPattern, mut f: impl FnMut(usize, usize)) {
+    if pattern.packets() == Some(0) {
+        return;
+    }
+    // Each loop's count, stride, and stride in pattern order.
+    let mut loops: Vec<(u32, i64, usize)> = Vec::with_capacity(pattern.loops.len());
+    let mut step = pattern.packet as usize;
+    for l in pattern.loops.iter().rev() {
+        loops.push((l.count, l.stride, step));
+        step *= l.count as usize;
+    }
+    loops.reverse();
+    loops.sort_by_key(|l| std::cmp::Reverse(l.1.unsigned_abs()));
+    let Some((&(count, stride, to_stride), outer)) = loops.split_last() else {
+        return f(pattern.base as usize, 0);
+    };
+    let mut index = vec![0u32; outer.len()];
+    let (mut from, mut to) = (pattern.base as i64, 0usize);
+    loop {
+        let (mut at, mut place) = (from, to);
+        for _ in 0..count {
+            f(at as usize, place);
+            at += stride;
+            place += to_stride;
+        }
+        // The odometer over the outer loops: the innermost with iterations left steps, those inside it restart.
+        let mut k = outer.len();
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            let (c, s, t) = outer[k];
+            if index[k] + 1 < c {
+                index[k] += 1;
+                from += s;
+                to += t;
+                break;
+            }
+            from -= index[k] as i64 * s;
+            to -= index[k] as usize * t;
+            index[k] = 0;
         }
     }
 }
 
 /// Writes `data` into `bytes` at `pattern`'s packets, in order (the caller checked bounds and length).
 pub fn scatter(bytes: &mut Bytes, pattern: &AccessPattern, data: &[u8]) {
+    let pattern = &pattern.coalesced();
     if let Some(start) = contiguous_start(pattern) {
         bytes.write(start, data);
         return;
