@@ -62,7 +62,7 @@ fn graph() -> impl Strategy<Value = Graph> {
     let machine = prop::sample::select(vec![(2048u64, 1u64), (4096, 2), (8192, 4), (524288, 64)]);
     (
         [extent.clone(), extent.clone(), extent],
-        prop::sample::select(vec!["i32", "f32", "f32", "bf16"]),
+        prop::sample::select(vec!["i32", "f32", "f32", "bf16", "i8"]),
         prop::collection::vec((shape(), prop::option::weighted(0.2, -4i8..5), 0u8..3), 1..4),
         prop::collection::vec(node, 1..8),
         prop::collection::vec(any::<u16>(), 1..3),
@@ -94,7 +94,7 @@ fn graph() -> impl Strategy<Value = Graph> {
 
 impl Graph {
     fn int(&self) -> bool {
-        self.dtype == "i32"
+        matches!(self.dtype, "i32" | "i8")
     }
 
     /// The shape of each node (broadcasting: a dimension present in either, full if full in either), or `None`
@@ -872,7 +872,7 @@ struct ViewChain {
 fn view_chain() -> impl Strategy<Value = ViewChain> {
     (
         (1u64..10, 1u64..10, prop_oneof![3 => 1u64..20, 1 => 60u64..90]).prop_map(|(a, b, c)| [a, b, c]),
-        prop::sample::select(vec!["f32", "i32", "bf16"]),
+        prop::sample::select(vec!["f32", "i32", "bf16", "i8"]),
         0u8..3,
         prop::collection::vec((0u8..6, 0usize..4, any::<u16>()), 1..5),
     )

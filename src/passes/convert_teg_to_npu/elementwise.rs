@@ -76,40 +76,58 @@ fn function(cell: &Cell) -> Option<&'static str> {
     })
 }
 
-/// The conversions `npu.cast` computes as the reference does: floats to and from bf16 and f16 (rounding to nearest
-/// even), i8 to i32, and any type to itself. (i32 to i8 saturates on the NPU and wraps in TEG.)
+/// The conversions the lowering computes as the reference does: floats to and from bf16 and f16 (rounding to
+/// nearest even), i8 to i32 (`npu.cast`), i32 to i8 (each i32's low byte: TEG's cast wraps where the NPU's
+/// saturates), and any type to itself.
 fn castable(from: DType, to: DType) -> bool {
     let float = |t: DType| matches!(t, DType::F32 | DType::BF16 | DType::F16);
     from == to
         || (float(from) && float(to) && (from == DType::F32 || to == DType::F32))
-        || (from, to) == (DType::I8, DType::I32)
+        || matches!((from, to), (DType::I8, DType::I32) | (DType::I32, DType::I8))
+}
+
+/// What a cell op with results of `elem` computes in, when not in `elem` itself: bf16 in f32 (rounded once at the
+/// end, as the reference does), i8 in i32 (its low byte at the end: the wrap of TEG's i8 arithmetic). A cast to
+/// bf16 is one instruction; a cast to i8 goes through i32 too.
+fn computed_in(elem: ElemType, f: &[Step]) -> Option<ElemType> {
+    match elem {
+        ElemType::Bf16 if f[0].0 != "cast" => Some(ElemType::F32),
+        ElemType::I8 => Some(ElemType::I32),
+        _ => None,
+    }
+}
+
+/// Whether a cell op's results of `dtype` are integers (a clip then keeps the integers within its bounds).
+fn integer(dtype: Option<DType>) -> bool {
+    matches!(dtype, Some(DType::I32 | DType::I8))
 }
 
 /// Why the cell op `op` cannot be lowered, if it cannot.
 pub fn check(ctx: &Context, op: OpId, cell: &Cell) -> Result<(), String> {
     let name = ctx.op_name(op);
     let dtype = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.dtype);
-    let steps = steps(cell, dtype == Some(DType::I32)).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
+    let steps = steps(cell, integer(dtype)).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
     let f = steps[0].0;
     if f == "cast" {
         let from = as_tensor(ctx, ctx.body.value_type(ctx.body.operand(op, 0))).map(|t| t.dtype);
         return match (from, dtype) {
             (Some(a), Some(b)) if castable(a, b) && npu_elem(a).is_some() && npu_elem(b).is_some() => Ok(()),
-            (Some(a), Some(b)) => {
-                Err(format!("a cast from {a} to {b} is not lowered (the NPU casts f32 to and from bf16, i8 to i32)"))
-            }
+            (Some(a), Some(b)) => Err(format!(
+                "a cast from {a} to {b} is not lowered (the NPU casts f32 to and from bf16, i8 to and from i32)"
+            )),
             _ => Err(format!("'{name}' has no tensor operand or result")),
         };
     }
     let integer_ok = matches!(f, "relu" | "neg" | "abs" | "add" | "sub" | "mul" | "max" | "min");
     match dtype {
         Some(DType::F32 | DType::BF16) => Ok(()),
-        Some(DType::I32) if integer_ok => Ok(()),
-        Some(DType::I32) => Err(format!(
-            "'{name}' on i32 is not lowered (padding would divide by zero); the vector unit computes it on f32"
+        Some(DType::I32 | DType::I8) if integer_ok => Ok(()),
+        Some(t @ (DType::I32 | DType::I8)) => Err(format!(
+            "'{name}' on {t} is not lowered (padding would divide by zero); the vector unit computes it on f32"
         )),
         Some(t) => Err(format!(
-            "'{name}' on {t} is not lowered yet: the vector unit computes on f32 and i32 (bf16 through f32)"
+            "'{name}' on {t} is not lowered yet: the vector unit computes on f32 and i32 (bf16 through f32, i8 \
+             through i32)"
         )),
         None => Err(format!("'{name}' has no tensor result")),
     }
@@ -129,13 +147,14 @@ impl ConversionPattern for Cells<'_> {
 
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
         let Ok(OpKind::Cell(cell)) = decode(rw.ir(), op) else { return false };
-        let int = rw
-            .ir()
-            .body
-            .results(op)
-            .next()
-            .and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)))
-            .is_some_and(|t| t.dtype == DType::I32);
+        let int = integer(
+            rw.ir()
+                .body
+                .results(op)
+                .next()
+                .and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)))
+                .map(|t| t.dtype),
+        );
         let Some(f) = steps(&cell, int) else { return false };
         lower_op(self.0, op, rw, |l, rw, operands, result| {
             let inputs: Vec<Input> =
@@ -165,16 +184,16 @@ pub fn product(l: &mut Lowering, rw: &mut Rewriter<'_>, x: &Tensor, w: &Tensor, 
     lower(l, rw, &[("mul", None)], r, &inputs)
 }
 
-/// Writes the tiles of `result = f(operands)`. A bf16 op computes in f32: its operands are cast to f32 in data
-/// memory first, and its result back to bf16 (rounding once, as the reference does).
+/// Writes the tiles of `result = f(operands)`. An op on bf16 or i8 computes in a wider type
+/// ([`computed_in`]): its operands are cast to it in data memory first, and its result narrowed at the end.
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, inputs: &[Input]) -> Result<(), String> {
     let cfg = l.cfg.clone();
     let space = result.space();
     let budget = cfg.dm_slice_bytes * 3 / 8 / 8 * 8;
-    let widen = result.elem == ElemType::Bf16 && f[0].0 != "cast";
-    // f32 copies of the operands and the result, each the result's tile's elements.
+    let widen = computed_in(result.elem, f).is_some();
+    // Wide copies of the operands and the result, each the result's tile's elements.
     let wide = |ext: &[u64]| match widen {
-        true => (inputs.len() as u64 + 1) * dm_bytes(result, ext, &cfg) / result.elem.bytes() * 4,
+        true => (inputs.len() as u64 + 1) * (dm_bytes(result, ext, &cfg) / result.elem.bytes() * 4 + 8),
         false => 0,
     };
     // Bytes of a tile's result and operand boxes, each operand with room for the alignment of its row start.
@@ -227,7 +246,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, f: &[Step], result: &Tensor, i
 }
 
 /// The instructions of `f` on a run of slices: from the operands `reads` into `dst` (the result's tile); with
-/// `scratch`, through f32 copies there (a bf16 op).
+/// `scratch`, through wide copies there (an op on bf16 or i8, see [`computed_in`]).
 #[allow(clippy::too_many_arguments)]
 fn compute(
     l: &mut Lowering,
@@ -251,19 +270,28 @@ fn compute(
         }
         return Ok(());
     };
-    let bytes = dst.bytes().expect("a dense tile") / result.elem.bytes() * 4;
-    let at = |k: u64| AccessPattern::new(round_up(scratch, 8) + k * bytes, &[], bytes as u32);
+    let wide_t = computed_in(result.elem, f).expect("a wide type");
+    let count = dst.bytes().expect("a dense tile") / result.elem.bytes();
+    let bytes = round_up(count * 4, 8);
+    let at = |k: u64| AccessPattern::new(round_up(scratch, 8) + k * bytes, &[], (count * 4) as u32);
     let mut wide = Vec::with_capacity(reads.len());
     for (k, (read, x)) in reads.iter().zip(inputs).enumerate() {
-        l.compute(rw, &cast(slices, Space::Dm, read, x.tensor.elem, at(k as u64), ElemType::F32))?;
+        // An operand already wide and dense (an i32 cast to i8) is read where it is.
+        if x.tensor.elem == wide_t && read.loops.is_empty() {
+            wide.push(read.clone());
+            continue;
+        }
+        l.compute(rw, &cast(slices, Space::Dm, read, x.tensor.elem, at(k as u64), wide_t))?;
         wide.push(at(k as u64));
     }
-    let out = at(reads.len() as u64);
-    for (k, &(kind, imm)) in f.iter().enumerate() {
+    // A cast is done once its operand is wide; other functions compute the result's wide copy.
+    let mut out = wide[0].clone();
+    for (k, &(kind, imm)) in f.iter().enumerate().filter(|(_, s)| s.0 != "cast") {
         let reads = if k == 0 { wide.clone() } else { vec![out.clone()] };
-        l.compute(rw, &vector(kind, imm, slices, &reads, out.clone(), ElemType::F32))?;
+        out = at(inputs.len() as u64);
+        l.compute(rw, &vector(kind, imm, slices, &reads, out.clone(), wide_t))?;
     }
-    l.compute(rw, &cast(slices, Space::Dm, &out, ElemType::F32, dst.clone(), result.elem))
+    l.compute(rw, &narrow(slices, out.base, count, wide_t, dst.base, result.elem))
 }
 
 /// Brings each operand's box of `tile` into slice `slice` from `at` on; the patterns reading them in the

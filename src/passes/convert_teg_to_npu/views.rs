@@ -160,8 +160,9 @@ pub fn check_reshard(reshard: &Reshard, dtype: DType) -> Result<(), String> {
         Some(monoid) if combining(monoid).is_none() => {
             Err(format!("partial results combined by '{}' are not lowered yet", monoid.name()))
         }
-        Some(_) if !matches!(dtype, DType::F32 | DType::I32) => Err(format!(
-            "partial results of {dtype} are not combined on the NPU (its vector unit computes on f32 and i32)"
+        Some(_) if !matches!(dtype, DType::F32 | DType::I32 | DType::BF16 | DType::I8) => Err(format!(
+            "partial results of {dtype} are not combined on the NPU (its vector unit computes on f32 and i32, bf16 \
+             through f32 and i8 through i32)"
         )),
         _ => Ok(()),
     }
