@@ -37,7 +37,6 @@ use crate::ir::conversion::{ConversionPattern, ConversionRewriter, OpAdaptor};
 use crate::ir::rewrite::Rewriter;
 use crate::ir::{Context, OpId};
 use crate::machine::{ElemType, NpuConfig};
-use crate::passes::resolve_layouts::Strided;
 use std::cell::RefCell;
 
 /// Most slices one convolution's tiles spread over.
@@ -312,8 +311,7 @@ fn lower(
     let root = l.buffers.args[x.region as usize].tensor.clone();
     if reads_row_padding {
         match &l.buffers.args[x.region as usize].role {
-            // The harness (a runtime) writes zeros in the padding of the lowering's own layout, and only there.
-            Role::Source(_) if root.strided() == Strided::row_major(&root.extents(), &cfg) => {}
+            Role::Source(_) if root.strided().is_own(&root.extents(), &cfg) => {}
             Role::Source(name) => {
                 return Err(format!(
                     "the convolution reads its input's row padding as zeros, which source '{name}' in its given \

@@ -38,6 +38,13 @@ impl Strided {
         Strided { strides, offset: 0 }.normalized(extents)
     }
 
+    /// Whether this is the lowering's own layout of `extents` ([`Strided::row_major`]): the only one whose row
+    /// padding holds zeros, since whoever fills it (the harness, a runtime) writes zeros there; a caller's buffer
+    /// in another given layout may hold anything between its rows.
+    pub fn is_own(&self, extents: &[u64], cfg: &NpuConfig) -> bool {
+        *self == Strided::row_major(extents, cfg)
+    }
+
     /// The same layout with the strides of extent-1 dimensions canonical (they move nothing): 0, but 1 for the
     /// last dimension, which the lowering reads a padded row of.
     pub fn normalized(mut self, extents: &[u64]) -> Strided {
