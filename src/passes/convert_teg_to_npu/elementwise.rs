@@ -102,10 +102,15 @@ fn integer(dtype: Option<DType>) -> bool {
     matches!(dtype, Some(DType::I32 | DType::I8))
 }
 
+/// The element type of `op`'s tensor result, if it has one.
+fn result_dtype(ctx: &Context, op: OpId) -> Option<DType> {
+    ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.dtype)
+}
+
 /// Why the cell op `op` cannot be lowered, if it cannot.
 pub fn check(ctx: &Context, op: OpId, cell: &Cell) -> Result<(), String> {
     let name = ctx.op_name(op);
-    let dtype = ctx.body.results(op).next().and_then(|v| as_tensor(ctx, ctx.body.value_type(v))).map(|t| t.dtype);
+    let dtype = result_dtype(ctx, op);
     let steps = steps(cell, integer(dtype)).ok_or(format!("the NPU has no instruction for '{name}' yet"))?;
     let f = steps[0].0;
     if f == "cast" {
@@ -147,15 +152,7 @@ impl ConversionPattern for Cells<'_> {
 
     fn match_and_rewrite(&self, op: OpId, _: &OpAdaptor, rw: &mut ConversionRewriter<'_, '_>) -> bool {
         let Ok(OpKind::Cell(cell)) = decode(rw.ir(), op) else { return false };
-        let int = integer(
-            rw.ir()
-                .body
-                .results(op)
-                .next()
-                .and_then(|v| as_tensor(rw.ir(), rw.ir().body.value_type(v)))
-                .map(|t| t.dtype),
-        );
-        let Some(f) = steps(&cell, int) else { return false };
+        let Some(f) = steps(&cell, integer(result_dtype(rw.ir(), op))) else { return false };
         lower_op(self.0, op, rw, |l, rw, operands, result| {
             let inputs: Vec<Input> =
                 operands.iter().map(|t| Input { tensor: t.clone(), map: map_dims(result, t) }).collect();
