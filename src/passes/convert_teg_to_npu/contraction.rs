@@ -88,8 +88,8 @@ pub fn check(ctx: &Context, op: OpId, c: &Contraction) -> Result<(), String> {
     if *c == Contraction::Prod {
         // A product before its sum multiplies cells broadcast by name, on the vector unit.
         return match x.dtype {
-            DType::F32 | DType::BF16 | DType::I32 => Ok(()),
-            t => Err(format!("'teg.prod' on {t} is not lowered (f32, bf16 and i32 are)")),
+            DType::F32 | DType::BF16 | DType::I32 | DType::I8 => Ok(()),
+            t => Err(format!("'teg.prod' on {t} is not lowered (f32, bf16, i32 and i8 are)")),
         };
     }
     if !matches!(x.dtype, DType::F32 | DType::BF16 | DType::I8) {

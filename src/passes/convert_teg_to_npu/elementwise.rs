@@ -40,8 +40,9 @@ type Step = (&'static str, Option<f64>);
 fn steps(cell: &Cell, int: bool) -> Option<Vec<Step>> {
     if let Cell::Clip { min, max } = *cell {
         let (min, max) = if int { (min.ceil(), max.floor()) } else { (min, max) };
-        let bounds = [("max", min), ("min", max)];
-        let mut out: Vec<Step> = bounds.into_iter().filter(|b| b.1.is_finite()).map(|(f, v)| (f, Some(v))).collect();
+        // A bound of -inf below or +inf above changes nothing; +inf below or -inf above changes every cell.
+        let bounds = [("max", min, f64::NEG_INFINITY), ("min", max, f64::INFINITY)];
+        let mut out: Vec<Step> = bounds.into_iter().filter(|b| b.1 != b.2).map(|(f, v, _)| (f, Some(v))).collect();
         if out.is_empty() {
             out.push(("max", Some(f64::NEG_INFINITY)));
         }

@@ -304,7 +304,12 @@ pub fn lower_op(
     let r = s.buffers.values[&ctx.body.result(op, 0)].clone();
     s.chip = r.chip;
     let values: Vec<ValueId> = ctx.body.operands(op).collect();
-    let copies = matches!(decode(ctx, op), Ok(OpKind::View(_) | OpKind::Reshard(_)));
+    // Views and plain reshards copy cell by cell through any layout; a reshard combining partial results computes.
+    let copies = match decode(ctx, op) {
+        Ok(OpKind::View(_)) => true,
+        Ok(OpKind::Reshard(r)) => r.combine.is_none(),
+        _ => false,
+    };
     let operands = values.iter().map(|&v| s.operand(rw, v)).collect::<Result<Vec<Tensor>, String>>();
     let operands = operands.and_then(|o| match o.iter().any(|t| !t.rows) && !copies {
         true => Err("it reads a source whose layout is not one of rows: run resolve-layouts, which copies it".into()),

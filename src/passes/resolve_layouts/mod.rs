@@ -232,6 +232,8 @@ impl Resolve {
             }
             // A view in place on the source passes its rows (and their padding) on.
             Ok(OpKind::View(_)) if feeds_padded_conv(ctx, ctx.body.result(user, 0)) => Need::Rows,
+            // A reshard combining partial results computes on them as an operator does.
+            Ok(OpKind::Reshard(r)) if r.combine.is_some() && !given.rows => Need::Rows,
             Ok(OpKind::Io(_) | OpKind::Reshard(_) | OpKind::View(_)) => Need::Nothing,
             // A padded convolution reads its input's row padding as zeros, which only the lowering's own layout
             // promises (the caller's buffer may hold anything between a given layout's rows).
