@@ -5,8 +5,10 @@
 //! place when `w`'s layout already has it contiguous (a column-major weight), a transposing copy otherwise, each
 //! reported like any view. Permutes already in front of `w` are looked through (the contraction reads their
 //! operand instead), and a permute of the wanted order the graph already has is read rather than made again, so
-//! a user's transpose and this one never make two copies.
+//! a user's transpose and this one never make two copies. A `w` broadcast from a smaller tensor is broadcast again
+//! in the wanted order instead (a stride-0 dimension anywhere, read in place), not broadcast and then permuted.
 
+use crate::dialects::teg::ops::rules::broadcast;
 use crate::dialects::teg::ops::{decode, Contraction, OpKind, View};
 use crate::dialects::teg::tensor_type::{as_tensor, tensor_type, TensorType};
 use crate::dialects::teg::transfers::DEVICES_ATTR;
@@ -38,7 +40,7 @@ pub fn order_contractions(ctx: &mut Context, ops: &[OpId], remarks: &mut Vec<Dia
     }
     // After the walk, so that no value the walk remembered goes while it runs.
     for v in unread {
-        erase_unread_permutes(ctx, v);
+        erase_unread_views(ctx, v);
     }
     permutes.made
 }
@@ -101,7 +103,7 @@ impl Permutes {
         if let Some(&v) = self.by_key.get(&key) {
             return v;
         }
-        let v = permute(ctx, op, w, &key.1, devices);
+        let v = reorder(ctx, op, w, &key.1, devices);
         let last = key.1.last().cloned().unwrap_or_default();
         let message = format!("teg.contract reads its w with '{last}' last (the tensor unit's result rows)");
         remarks.push(Diagnostic::remark(ctx.body.op(op).loc, message));
@@ -132,30 +134,52 @@ fn wanted(ctx: &Context, op: OpId, w: ValueId) -> Option<Vec<String>> {
     Some(order)
 }
 
-/// Erases the `teg.permute`s making `v` that nothing reads any more (the contraction reads beneath them now).
-fn erase_unread_permutes(ctx: &mut Context, mut v: ValueId) {
+/// Erases the `teg.permute`s making `v`, and the broadcast beneath them, that nothing reads any more (the
+/// contraction reads beneath them, or a broadcast in its order, now).
+fn erase_unread_views(ctx: &mut Context, mut v: ValueId) {
     while let ValueDef::Result { op, .. } = ctx.body.value_def(v) {
-        if ctx.body.has_uses(v) || !matches!(decode(ctx, op), Ok(OpKind::View(View::Permute { .. }))) {
+        let kind = decode(ctx, op);
+        if ctx.body.has_uses(v) || !matches!(kind, Ok(OpKind::View(View::Permute { .. } | View::BroadcastTo))) {
             return;
         }
         v = ctx.body.operand(op, 0);
         ctx.body.erase_op(op);
+        if matches!(kind, Ok(OpKind::View(View::BroadcastTo))) {
+            return;
+        }
     }
 }
 
-/// A `teg.permute` of `w` to `order` before `op`, on `op`'s devices.
-fn permute(ctx: &mut Context, op: OpId, w: ValueId, order: &[String], devices: Option<AttrId>) -> ValueId {
+/// `w` with its dimensions in `order`, before `op` on `op`'s devices: the broadcast making `w` done again in that
+/// order when `w` is one and its operand broadcasts so (its dimensions keep their order), else a `teg.permute`.
+fn reorder(ctx: &mut Context, op: OpId, w: ValueId, order: &[String], devices: Option<AttrId>) -> ValueId {
     let t = as_tensor(ctx, ctx.body.value_type(w)).expect("a tensor").clone();
-    let dims = order.iter().map(|n| t.dims[t.position(n).expect("a dimension of w")].clone()).collect();
-    let ty = tensor_type(ctx, TensorType { dims, dtype: t.dtype });
-    let names: Vec<_> = order.iter().map(|n| ctx.string_attr(n)).collect();
-    let names = ctx.attr(Attr::Array(names.into()));
+    let dims: Vec<(String, u64)> =
+        order.iter().map(|n| t.dims[t.position(n).expect("a dimension of w")].clone()).collect();
+    let wanted = TensorType { dims, dtype: t.dtype };
+    let source = match ctx.body.value_def(w) {
+        ValueDef::Result { op: def, .. } if matches!(decode(ctx, def), Ok(OpKind::View(View::BroadcastTo))) => {
+            let x = ctx.body.operand(def, 0);
+            let fits = as_tensor(ctx, ctx.body.value_type(x))
+                .is_some_and(|tx| broadcast(&[tx, &wanted]).ok().as_ref() == Some(&wanted.dims));
+            fits.then_some(x)
+        }
+        _ => None,
+    };
+    let ty = tensor_type(ctx, wanted);
     let loc = ctx.body.op(op).loc;
-    let state = OpState::new(ctx, "teg.permute", loc).operands(&[w]).results(&[ty]).prop(ctx, "dims", names);
-    let permute = state.create(ctx);
-    ctx.body.insert_op_before(op, permute);
+    let state = match source {
+        Some(x) => OpState::new(ctx, "teg.broadcast", loc).operands(&[x]).results(&[ty]),
+        None => {
+            let names: Vec<_> = order.iter().map(|n| ctx.string_attr(n)).collect();
+            let names = ctx.attr(Attr::Array(names.into()));
+            OpState::new(ctx, "teg.permute", loc).operands(&[w]).results(&[ty]).prop(ctx, "dims", names)
+        }
+    };
+    let made = state.create(ctx);
+    ctx.body.insert_op_before(op, made);
     if let Some(devices) = devices {
-        ctx.set_op_attr(permute, DEVICES_ATTR, devices);
+        ctx.set_op_attr(made, DEVICES_ATTR, devices);
     }
-    ctx.body.result(permute, 0)
+    ctx.body.result(made, 0)
 }
