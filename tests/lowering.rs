@@ -401,6 +401,8 @@ struct Contract {
     extra: Option<(u64, bool)>,
     /// Whether `w` has `n` before `k` (read through a permute `resolve-layouts` inserts).
     n_first: bool,
+    /// Whether `w` is a broadcast along `k` of a source without it (read in place, in the order it needs).
+    w_broadcast: bool,
 }
 
 fn contract() -> impl Strategy<Value = Contract> {
@@ -424,22 +426,26 @@ fn contract() -> impl Strategy<Value = Contract> {
             prop::sample::select(vec!["f32", "bf16", "i8"]),
             prop::option::weighted(0.3, (1u64..6, any::<bool>())),
             prop::bool::weighted(0.25),
+            prop::bool::weighted(0.2),
         ),
     )
-        .prop_map(|(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype, extra, n_first))| Contract {
-            batch,
-            rows,
-            k,
-            n,
-            k_first,
-            bias,
-            machine,
-            mesh,
-            split,
-            dtype,
-            extra,
-            n_first,
-        })
+        .prop_map(
+            |(batch, rows, k, n, k_first, bias, machine, (mesh, split, dtype, extra, n_first, w_broadcast))| Contract {
+                batch,
+                rows,
+                k,
+                n,
+                k_first,
+                bias,
+                machine,
+                mesh,
+                split,
+                dtype,
+                extra,
+                n_first,
+                w_broadcast,
+            },
+        )
 }
 
 impl Contract {
@@ -468,6 +474,18 @@ impl Contract {
         }
         let last = if self.n_first { [n.clone(), k.clone()] } else { [k.clone(), n.clone()] };
         let w: Vec<_> = batch.iter().cloned().chain(j).chain(last).collect();
+        let w_def = match self.w_broadcast {
+            true => {
+                let narrow: Vec<_> = w.iter().filter(|d| d.0 != "k").cloned().collect();
+                format!(
+                    "%ws = teg.source @w : {}\n    %w = teg.broadcast %ws : {} -> {}",
+                    ty(&narrow),
+                    ty(&narrow),
+                    ty(&w)
+                )
+            }
+            false => format!("%w = teg.source @w : {}", ty(&w)),
+        };
         let r: Vec<_> = batch.iter().cloned().chain(rows).chain([n.clone()]).collect();
         let linear = self.bias && self.batch.is_none() && !self.k_first && self.extra.is_none() && !self.n_first;
         // The plan: a dimension of the index space (the result's, then k) at least as long as the mesh.
@@ -492,11 +510,10 @@ impl Contract {
             c => format!(" attributes {{teg.mesh = {{axes = [\"x\"], shape = [{c}]}}}}"),
         };
         format!(
-            "builtin.module{attrs} {{\n  teg.graph @g{mesh} {{\n    %x = teg.source @x : {}\n    %w = teg.source @w : {}\n    \
+            "builtin.module{attrs} {{\n  teg.graph @g{mesh} {{\n    %x = teg.source @x : {}\n    {w_def}\n    \
              %b = teg.source @b : !teg.tensor<[n={}] x {}>\n    %r = {op}\n    %k = teg.sink @r %r : {} -> !teg.token\n    \
              teg.sequence_point %k : !teg.token\n  }}\n}}\n",
             ty(&x),
-            ty(&w),
             self.n,
             self.dtype,
             ty(&r)

@@ -138,6 +138,10 @@ fn wanted(ctx: &Context, op: OpId, w: ValueId) -> Option<Vec<String>> {
 /// contraction reads beneath them, or a broadcast in its order, now).
 fn erase_unread_views(ctx: &mut Context, mut v: ValueId) {
     while let ValueDef::Result { op, .. } = ctx.body.value_def(v) {
+        // Chains read at several points meet: what one call erased, the next finds gone.
+        if ctx.body.is_erased(op) {
+            return;
+        }
         let kind = decode(ctx, op);
         if ctx.body.has_uses(v) || !matches!(kind, Ok(OpKind::View(View::Permute { .. } | View::BroadcastTo))) {
             return;
