@@ -7,10 +7,10 @@
 //! some), a `mean` divides there by the count, and a move and a DMA take the tile out.
 
 use super::buffers::Tensor;
-use super::elementwise::cast;
+use super::elementwise::{cast, narrow};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling, CHUNK_ALIGN};
-use super::transfer::{box_dma, dm_box, dm_bytes};
+use super::transfer::{box_dma, dm_box, dm_bytes, round_up};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
@@ -43,9 +43,9 @@ pub fn check(ctx: &Context, op: OpId, r: &Reduce) -> Result<(), String> {
             Err("the NPU has no product reduction: 'teg.reduce ... by \"prod\"' is not lowered".into())
         }
         (Monoid::Sum | Monoid::Max | Monoid::Min | Monoid::Mean, Some(DType::F32 | DType::BF16)) => Ok(()),
-        (Monoid::Sum | Monoid::Max | Monoid::Min, Some(DType::I32)) => Ok(()),
+        (Monoid::Sum | Monoid::Max | Monoid::Min, Some(DType::I32 | DType::I8)) => Ok(()),
         (_, t) => Err(format!(
-            "'teg.reduce' on {} is not lowered yet (f32 and bf16, and i32 but for mean)",
+            "'teg.reduce' on {} is not lowered yet (f32 and bf16, and i32 and i8 but for mean)",
             t.map_or("?".into(), |t| t.to_string())
         )),
     }
@@ -69,13 +69,23 @@ impl ConversionPattern for Reductions<'_> {
     }
 }
 
-/// Writes `r = reduce(x)`. A bf16 reduction reduces in f32: each chunk of `x` is cast to f32 in data memory first,
-/// the accumulator holds f32, and the result is cast to bf16 on its way out.
+/// What a reduction of `elem`s reduces in, when not in `elem` itself: bf16 in f32 (the result rounded once on its
+/// way out), i8 in i32 (the result's low bytes: wrapping i32 sums keep the i8 sum's low byte).
+fn reduced_in(elem: ElemType) -> Option<ElemType> {
+    match elem {
+        ElemType::Bf16 => Some(ElemType::F32),
+        ElemType::I8 => Some(ElemType::I32),
+        _ => None,
+    }
+}
+
+/// Writes `r = reduce(x)`. A bf16 or i8 reduction reduces in a wider type ([`reduced_in`]): each chunk of `x` is
+/// cast to it in data memory first, the accumulator holds it, and the result is narrowed on its way out.
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r: &Tensor) -> Result<(), String> {
     let cfg = l.cfg.clone();
-    let widen = x.elem == ElemType::Bf16;
+    let wide = reduced_in(x.elem);
     // The result as the accumulator holds it.
-    let acc_r = Tensor { elem: if widen { ElemType::F32 } else { r.elem }, ..r.clone() };
+    let acc_r = Tensor { elem: wide.unwrap_or(r.elem), ..r.clone() };
     // The index space: the result's dimensions (real extents), then the reduced ones.
     let reduced: Vec<(String, u64)> =
         reduce.dims.iter().map(|d| x.dims.iter().find(|e| &e.0 == d).cloned().expect("a reduced dimension")).collect();
@@ -104,8 +114,8 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
         let ext: Vec<u64> = kept.iter().chain(red).copied().collect();
         let mut xe = operand_box(&xi, &Tile { start: vec![0; ext.len()], ext }, 0).1;
         *xe.last_mut().expect("a dimension") += slack;
-        // A bf16 box is followed by its f32 copy.
-        dm_bytes(x, &xe, &cfg) * if widen { 3 } else { 1 }
+        // A narrow box is followed by its wide copy.
+        dm_bytes(x, &xe, &cfg) * (1 + wide.map_or(0, |w| w.bytes() / x.elem.bytes()))
     };
     // Kept tiles: the result and a partial fit the accumulator, a box of the smallest chunk the memory (chunks
     // along x's rows are multiples of CHUNK_ALIGN, so that they start aligned).
@@ -160,9 +170,9 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
             for (first, last) in runs(&reads) {
                 let slices = l.slices(first, last);
                 let (src, ext, bytes) = &reads[first as usize];
-                let src = match widen {
-                    true => widened(l, rw, slices, src, (base, *bytes), scratch)?,
-                    false => src.clone(),
+                let src = match wide {
+                    Some(to) => widened(l, rw, slices, src, (base, *bytes), scratch, (x.elem, to))?,
+                    None => src.clone(),
                 };
                 let (rows, bytes) = rows_of(ext);
                 let step = Chunk { first: c == 0, src, rows, bytes };
@@ -261,13 +271,21 @@ fn take_out(
         };
         l.compute(rw, &Instruction::Vector(div))?;
     }
-    let moved = AccessPattern::new(out, &[], (bytes / r.elem.bytes() * to.bytes()) as u32);
     let all = AccessPattern::new(0, &[], bytes as u32);
+    let count = bytes / r.elem.bytes();
+    if to == ElemType::I8 {
+        // The i32 tile moves to data memory after the i8 one, which takes its low bytes.
+        let wide_at = out + round_up(count, 8);
+        l.compute(rw, &cast(slices, Space::Acc, &all, r.elem, AccessPattern::new(wide_at, &[], bytes as u32), r.elem))?;
+        return l.compute(rw, &narrow(slices, wide_at, count, r.elem, out, to));
+    }
+    let moved = AccessPattern::new(out, &[], (count * to.bytes()) as u32);
     l.compute(rw, &cast(slices, Space::Acc, &all, r.elem, moved, to))
 }
 
-/// Casts the bf16 box `(base, bytes)` of data memory to f32 at `at` (element `i` of the box to element `i` there);
-/// the pattern reading there what `src` reads in the box.
+/// Casts the box `(base, bytes)` of data memory from `from` to `to` at `at` (element `i` of the box to element `i`
+/// there); the pattern reading there what `src` reads in the box.
+#[allow(clippy::too_many_arguments)]
 fn widened(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
@@ -275,9 +293,11 @@ fn widened(
     src: &AccessPattern,
     (base, bytes): (u64, u64),
     at: u64,
+    (from, to): (ElemType, ElemType),
 ) -> Result<AccessPattern, String> {
-    let (box_, wide) = (AccessPattern::new(base, &[], bytes as u32), AccessPattern::new(at, &[], (2 * bytes) as u32));
-    l.compute(rw, &cast(slices, Space::Dm, &box_, ElemType::Bf16, wide, ElemType::F32))?;
-    let loops: Vec<(u32, i64)> = src.loops.iter().map(|lp| (lp.count, 2 * lp.stride)).collect();
-    Ok(AccessPattern::new(at + 2 * (src.base - base), &loops, 2 * src.packet))
+    let f = to.bytes() / from.bytes();
+    let (box_, wide) = (AccessPattern::new(base, &[], bytes as u32), AccessPattern::new(at, &[], (f * bytes) as u32));
+    l.compute(rw, &cast(slices, Space::Dm, &box_, from, wide, to))?;
+    let loops: Vec<(u32, i64)> = src.loops.iter().map(|lp| (lp.count, f as i64 * lp.stride)).collect();
+    Ok(AccessPattern::new(at + f * (src.base - base), &loops, f as u32 * src.packet))
 }
