@@ -16,7 +16,7 @@
 //! machine's sizes.
 
 use super::buffers::Tensor;
-use super::elementwise::{self, cast, narrow};
+use super::elementwise::{self, cast, out_of_acc};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling};
 use super::transfer::{box_dma, dm_box, round_up, DmBox};
@@ -399,11 +399,7 @@ fn load_trf(slices: Slices, s: &Step, elem: ElemType, cfg: &NpuConfig) -> Instru
 
 /// What the tensor unit accumulates `elem` products in: i32 for i8, f32 for floats.
 pub fn accumulated(elem: ElemType) -> ElemType {
-    if elem == ElemType::I8 {
-        ElemType::I32
-    } else {
-        ElemType::F32
-    }
+    elementwise::widened(elem).unwrap_or(ElemType::F32)
 }
 
 /// The tile's matmul of `elem`s into the accumulator (from byte 0).
@@ -472,13 +468,8 @@ fn finish(
             };
             l.compute(rw, &Instruction::Vector(add))?;
         }
-        if to == ElemType::I8 {
-            let moved = AccessPattern::new(moved_at, &[], (m * n * 4) as u32);
-            l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, wide_t, moved, wide_t))?;
-            l.compute(rw, &narrow(slices, moved_at, m * n, wide_t, out, to))?;
-        } else {
-            let moved = AccessPattern::new(out, &[], (m * n * to.bytes()) as u32);
-            l.compute(rw, &cast(slices, Space::Acc, &acc.pattern, wide_t, moved, to))?;
+        for step in out_of_acc(slices, &acc.pattern, m * n, wide_t, out, to) {
+            l.compute(rw, &step)?;
         }
     }
     for (slice, tile) in wave.iter().enumerate() {

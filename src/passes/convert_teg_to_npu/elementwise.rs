@@ -87,15 +87,20 @@ fn castable(from: DType, to: DType) -> bool {
         || matches!((from, to), (DType::I8, DType::I32) | (DType::I32, DType::I8))
 }
 
-/// What a cell op with results of `elem` computes in, when not in `elem` itself: bf16 in f32 (rounded once at the
-/// end, as the reference does), i8 in i32 (its low byte at the end: the wrap of TEG's i8 arithmetic). A cast to
-/// bf16 is one instruction; a cast to i8 goes through i32 too.
-fn computed_in(elem: ElemType, f: &[Step]) -> Option<ElemType> {
+/// The 32-bit type the vector unit and the accumulator compute `elem`s in, when not `elem` itself: bf16 in f32
+/// (rounded once at the end, as the reference does), i8 in i32 (its low byte at the end, see [`narrow`]).
+pub fn widened(elem: ElemType) -> Option<ElemType> {
     match elem {
-        ElemType::Bf16 if f[0].0 != "cast" => Some(ElemType::F32),
+        ElemType::Bf16 => Some(ElemType::F32),
         ElemType::I8 => Some(ElemType::I32),
         _ => None,
     }
+}
+
+/// What a cell op with results of `elem` computes in ([`widened`]): a cast to bf16 is one instruction, a cast to
+/// i8 goes through i32 too.
+fn computed_in(elem: ElemType, f: &[Step]) -> Option<ElemType> {
+    widened(elem).filter(|_| !(elem == ElemType::Bf16 && f[0].0 == "cast"))
 }
 
 /// Whether a cell op's results of `dtype` are integers (a clip then keeps the integers within its bounds).
@@ -348,6 +353,26 @@ pub fn narrow(slices: Slices, src: u64, count: u64, wide: ElemType, dst: u64, to
         ElemType::I8 => cast(slices, Space::Dm, &AccessPattern::new(src, &[(count as u32, 4)], 1), to, out, to),
         _ => cast(slices, Space::Dm, &AccessPattern::new(src, &[], (count * 4) as u32), wide, out, to),
     }
+}
+
+/// The instructions taking `count` dense `wide` elements (f32 or i32) out of the accumulator at `acc` to `to`
+/// elements at `out` in data memory: one cast, or for i8 a move of the i32s to just after the result's bytes
+/// (`out + round_up(count, 8)`) and their low bytes taken by [`narrow`].
+pub fn out_of_acc(
+    slices: Slices,
+    acc: &AccessPattern,
+    count: u64,
+    wide: ElemType,
+    out: u64,
+    to: ElemType,
+) -> Vec<Instruction> {
+    if to != ElemType::I8 {
+        let moved = AccessPattern::new(out, &[], (count * to.bytes()) as u32);
+        return vec![cast(slices, Space::Acc, acc, wide, moved, to)];
+    }
+    let at = out + round_up(count, 8);
+    let moved = AccessPattern::new(at, &[], (count * 4) as u32);
+    vec![cast(slices, Space::Acc, acc, wide, moved, wide), narrow(slices, at, count, wide, out, to)]
 }
 
 /// The vector instruction computing `f` of the `dtype` operands read by `reads` (or of the first and `imm`) into

@@ -7,10 +7,10 @@
 //! some), a `mean` divides there by the count, and a move and a DMA take the tile out.
 
 use super::buffers::Tensor;
-use super::elementwise::{cast, narrow};
+use super::elementwise::{cast, out_of_acc, widened};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling, CHUNK_ALIGN};
-use super::transfer::{box_dma, dm_box, dm_bytes, round_up};
+use super::transfer::{box_dma, dm_box, dm_bytes};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
@@ -69,21 +69,12 @@ impl ConversionPattern for Reductions<'_> {
     }
 }
 
-/// What a reduction of `elem`s reduces in, when not in `elem` itself: bf16 in f32 (the result rounded once on its
-/// way out), i8 in i32 (the result's low bytes: wrapping i32 sums keep the i8 sum's low byte).
-fn reduced_in(elem: ElemType) -> Option<ElemType> {
-    match elem {
-        ElemType::Bf16 => Some(ElemType::F32),
-        ElemType::I8 => Some(ElemType::I32),
-        _ => None,
-    }
-}
-
-/// Writes `r = reduce(x)`. A bf16 or i8 reduction reduces in a wider type ([`reduced_in`]): each chunk of `x` is
-/// cast to it in data memory first, the accumulator holds it, and the result is narrowed on its way out.
+/// Writes `r = reduce(x)`. A bf16 or i8 reduction reduces in f32 or i32 ([`widened`]; wrapping i32 sums keep the
+/// i8 sum's low byte): each chunk of `x` is cast to it in data memory first, the accumulator holds it, and the
+/// result is narrowed on its way out.
 fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r: &Tensor) -> Result<(), String> {
     let cfg = l.cfg.clone();
-    let wide = reduced_in(x.elem);
+    let wide = widened(x.elem);
     // The result as the accumulator holds it.
     let acc_r = Tensor { elem: wide.unwrap_or(r.elem), ..r.clone() };
     // The index space: the result's dimensions (real extents), then the reduced ones.
@@ -171,7 +162,7 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
                 let slices = l.slices(first, last);
                 let (src, ext, bytes) = &reads[first as usize];
                 let src = match wide {
-                    Some(to) => widened(l, rw, slices, src, (base, *bytes), scratch, (x.elem, to))?,
+                    Some(to) => widen_box(l, rw, slices, src, (base, *bytes), scratch, (x.elem, to))?,
                     None => src.clone(),
                 };
                 let (rows, bytes) = rows_of(ext);
@@ -272,21 +263,16 @@ fn take_out(
         l.compute(rw, &Instruction::Vector(div))?;
     }
     let all = AccessPattern::new(0, &[], bytes as u32);
-    let count = bytes / r.elem.bytes();
-    if to == ElemType::I8 {
-        // The i32 tile moves to data memory after the i8 one, which takes its low bytes.
-        let wide_at = out + round_up(count, 8);
-        l.compute(rw, &cast(slices, Space::Acc, &all, r.elem, AccessPattern::new(wide_at, &[], bytes as u32), r.elem))?;
-        return l.compute(rw, &narrow(slices, wide_at, count, r.elem, out, to));
+    for step in out_of_acc(slices, &all, bytes / r.elem.bytes(), r.elem, out, to) {
+        l.compute(rw, &step)?;
     }
-    let moved = AccessPattern::new(out, &[], (count * to.bytes()) as u32);
-    l.compute(rw, &cast(slices, Space::Acc, &all, r.elem, moved, to))
+    Ok(())
 }
 
 /// Casts the box `(base, bytes)` of data memory from `from` to `to` at `at` (element `i` of the box to element `i`
 /// there); the pattern reading there what `src` reads in the box.
 #[allow(clippy::too_many_arguments)]
-fn widened(
+fn widen_box(
     l: &mut Lowering,
     rw: &mut Rewriter<'_>,
     slices: Slices,
