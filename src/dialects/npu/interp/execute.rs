@@ -6,6 +6,7 @@ use super::forward::Through;
 use super::memory::Bytes;
 use super::program::Program;
 use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
+use super::trf_forward::{b_operand, BView};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -37,10 +38,21 @@ pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result
                 run_dmas(&order[i..i + group.len()], &group, &program.accesses, mem, lazy)?;
                 i += group.len();
             }
+            Some(_) if lazy && program.trf.skips(k, mem) => i += 1,
             Some(instruction) => {
-                let through = matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_));
+                let through =
+                    matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Vector(_));
+                let view = program.trf.view(k).filter(|_| lazy);
+                if let Some((_, reads)) = view {
+                    mem.settle(reads, true);
+                }
                 mem.settle(&program.accesses[k], through);
-                execute(instruction, mem, cfg).map_err(|m| (k, m))?;
+                let view = view.map(|v| &v.0);
+                match instruction {
+                    Instruction::Matmul(mm) => matmul(mm, mem, cfg, view),
+                    _ => execute(instruction, mem, cfg),
+                }
+                .map_err(|m| (k, m))?;
                 i += 1;
             }
             None => i += 1,
@@ -129,7 +141,7 @@ pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -
         Instruction::Dma(d) => copy(d, mem),
         Instruction::Memset(m) => fill(m, mem),
         Instruction::Stream(s) => stream(s, mem),
-        Instruction::Matmul(m) => matmul(m, mem, cfg),
+        Instruction::Matmul(m) => matmul(m, mem, cfg, None),
         Instruction::Vector(v) => vector(v, mem),
         Instruction::Reduce(r) => reduce(r, mem),
     }
@@ -236,12 +248,20 @@ fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
     Ok(())
 }
 
-/// The matmul on every slice of its range, in parallel.
-fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
+/// The matmul on every slice of its range, in parallel; `B` read through the load that filled the TRF when `view`
+/// says where it lies ([`super::trf_forward`]).
+fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig, view: Option<&BView>) -> Result<(), String> {
     mem.per_slice(&mm.slices, &[Space::Dm, Space::Acc, Space::Trf], |one| {
         let a = OperandA { site: one.site(Space::Dm), through: one.through, slice: one.slice };
         let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
-        matmul_slice(mm, a, dm, trf, acc, cfg)
+        match view {
+            Some(v) => {
+                let (b, b_strides) = b_operand(v, (mm.k as usize, mm.n as usize), a.site, dm, a.through);
+                let (rows, strides) = float_a(mm, a, dm)?;
+                float_matmul(mm, (&rows, strides), (&b, b_strides), acc, a.slice)
+            }
+            None => matmul_slice(mm, a, dm, trf, acc, cfg),
+        }
     })
 }
 
@@ -253,8 +273,8 @@ struct OperandA<'a> {
     slice: u64,
 }
 
-/// One slice's `C (+)= A · B`. `f32` operands whose bytes lie as `f32` rows are used in place (no copy); others are
-/// gathered and widened.
+/// One slice's `C (+)= A · B`, `B` read out of the TRF. `f32` operands whose bytes lie as `f32` rows are used in
+/// place (no copy); others are gathered and widened.
 fn matmul_slice(
     mm: &Matmul,
     a: OperandA<'_>,
@@ -277,7 +297,7 @@ fn matmul_slice(
             }
         }
         let (rows, strides) = float_a(mm, a, dm)?;
-        return float_matmul(mm, &rows, strides, &bt, acc, a.slice);
+        return float_matmul(mm, (&rows, strides), (&bt, (1, k as isize)), acc, a.slice);
     }
     let mut bt = Vec::with_capacity(k * n);
     for j in 0..n {
@@ -354,29 +374,27 @@ fn a_order(p: &AccessPattern, m: usize, k: usize, size: usize) -> (AccessPattern
     }
 }
 
-/// One slice's float `C (+)= A · B`: `A` with the strides of its rows and columns, `B` given as `Bᵀ` widened to
-/// `f32`. `C` in one run of bytes is used in place.
+/// One slice's float `C (+)= A · B`: `A` and `B` as `f32` with the strides of their rows and columns. `C` in one
+/// run of bytes is used in place.
 fn float_matmul(
     mm: &Matmul,
-    a: &[f32],
-    a_strides: Strides,
-    bt: &[f32],
+    (a, a_strides): (&[f32], Strides),
+    (b, b_strides): (&[f32], (isize, isize)),
     acc: &mut Bytes,
     slice: u64,
 ) -> Result<(), String> {
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
-    let b_strides = (1, k as isize);
     if let Some(at) = contiguous_start(&mm.c.pattern) {
         if mm.accumulate {
             acc.read(at, m * n * 4).map_err(unwritten(Space::Acc, slice))?;
         }
         if let Ok(c) = bytemuck::try_cast_slice_mut::<u8, f32>(acc.write_in_place(at, m * n * 4)) {
-            f32::gemm_strided(m, k, n, a, a_strides, bt, b_strides, c, mm.accumulate);
+            f32::gemm_strided(m, k, n, a, a_strides, b, b_strides, c, mm.accumulate);
             return Ok(());
         }
     }
     let mut c: Vec<f32> = accumulator(mm, acc, slice)?.into_iter().map(f32::from_bits).collect();
-    f32::gemm_strided(m, k, n, a, a_strides, bt, b_strides, &mut c, mm.accumulate);
+    f32::gemm_strided(m, k, n, a, a_strides, b, b_strides, &mut c, mm.accumulate);
     scatter(acc, &mm.c.pattern, &word_bytes(&c.into_iter().map(f32::to_bits).collect::<Vec<_>>()));
     Ok(())
 }

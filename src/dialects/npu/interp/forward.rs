@@ -2,9 +2,10 @@
 //! records a *forward* instead of copying: its destination bytes are, by definition, the bytes its source pattern
 //! reads, as they are now. The copy waits until something needs the bytes where they are:
 //!
-//! - a stream or a matmul that reads the run whole reads through to HBM (the matmul's `A` tile in place, with its
-//!   row stride, so a tile a DMA brought in is never copied at all);
-//! - an instruction that overwrites the run whole (and does not read it) drops it;
+//! - a stream, a matmul or a vector function that reads the run whole reads through to HBM (the matmul's `A` tile
+//!   in place, with its row stride, so a tile a DMA brought in is never copied at all);
+//! - an instruction that overwrites the run whole (and does not read it) drops it; one that overwrites one run of
+//!   bytes of it carries out only the rest;
 //! - anything else that touches it and a write to the HBM it reads carry it out first, and so does the end of
 //!   the run when it is in HBM.
 //!
@@ -46,6 +47,17 @@ impl Forwards {
     /// The forward whose destination is exactly bytes `[at, at + len)` of `site`.
     pub fn exact(&self, site: Site, at: usize, len: usize) -> Option<&Forward> {
         self.into.get(&site)?.get(&at).filter(|f| f.len == len)
+    }
+
+    /// The forward whose destination holds bytes `[at, at + len)` of `site`.
+    pub fn holding(&self, site: Site, at: usize, len: usize) -> Option<&Forward> {
+        let (_, f) = self.into.get(&site)?.range(..=at).next_back()?;
+        (f.at + f.len >= at + len).then_some(f)
+    }
+
+    /// Whether a forward into `site` meets bytes `[low, high)`.
+    pub fn meets(&self, site: Site, low: usize, high: usize) -> bool {
+        !self.meeting(site, low as i128, high as i128).is_empty()
     }
 
     /// The first bytes of the forwards into `site` that meet bytes `[low, high)`.
@@ -130,15 +142,12 @@ impl Memories {
             let whole = contiguous_start(&w.pattern).map(|at| (at, at + w.pattern.bytes().unwrap_or(0) as usize));
             for at in self.forwards.meeting(w.site, low, high) {
                 let f = &self.forwards.into[&w.site][&at];
-                let covered = whole.is_some_and(|(s, e)| s <= f.at && f.at + f.len <= e);
                 let (fl, fh) = (f.at as i128, (f.at + f.len) as i128);
                 let reads = reads.get_or_insert_with(|| read_ranges(accesses));
                 let read = reads.get(&w.site).is_some_and(|rs| rs.iter().any(|&(l, h)| l < fh && fl < h));
-                if covered && !read {
-                    self.drop_forward(w.site, at);
-                } else {
-                    self.carry_out(w.site, at);
-                }
+                // What a run written whole overwrites need not be copied first (all of it: the forward is dropped).
+                let overwritten = whole.filter(|_| !read).unwrap_or((0, 0));
+                self.carry_out_except(w.site, at, overwritten);
             }
         }
         for r in accesses.iter().filter(|a| !a.write) {
@@ -205,12 +214,23 @@ impl Memories {
 
     /// Copies the forward at byte `at` of `site` into place and forgets it.
     fn carry_out(&mut self, site: Site, at: usize) {
+        self.carry_out_except(site, at, (0, 0));
+    }
+
+    /// Copies the forward at byte `at` of `site` into place but for its bytes in `[low, high)` (which are about
+    /// to be overwritten), and forgets it.
+    fn carry_out_except(&mut self, site: Site, at: usize, (low, high): (usize, usize)) {
         let f = self.drop_forward(site, at);
         let (from, to) = self.pair(Site::Hbm(f.src), site);
         let (base, packet) = (f.pattern.base as i128, f.pattern.packet as usize);
         for (k, offset) in f.pattern.offsets().enumerate() {
-            let bytes = from.read((base + offset) as usize, packet).expect("checked written when forwarded");
-            to.write(f.at + k * packet, bytes);
+            let (d, source) = (f.at + k * packet, (base + offset) as usize);
+            // The packet's bytes below the skipped ones, and those above.
+            for (lo, hi) in [(d, (d + packet).min(low)), (d.max(high), d + packet)] {
+                if lo < hi {
+                    to.write(lo, from.read(source + (lo - d), hi - lo).expect("checked written when forwarded"));
+                }
+            }
         }
     }
 

@@ -16,6 +16,7 @@ pub mod schedule;
 pub mod spare;
 pub mod state;
 pub mod trace;
+pub mod trf_forward;
 
 use super::types::elem_name;
 use crate::array::Array;

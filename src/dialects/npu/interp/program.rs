@@ -4,6 +4,7 @@
 //! its instructions, never on the data, so one loaded program runs on any inputs.
 
 use super::schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
+use super::trf_forward::TrfPlan;
 use super::{InterpError, MAX_CLOCK_ENTRIES, MAX_HBM_BYTES, MAX_ONCHIP_BYTES, MIN_SITE_BYTES};
 use crate::array::DType;
 use crate::dialects::npu::dma::Memory;
@@ -37,6 +38,8 @@ pub struct Program {
     pub(super) ops: Vec<OpId>,
     /// The steps in the order they start.
     pub(super) order: Vec<usize>,
+    /// The TRF loads a lazy run elides and the matmuls that read through them.
+    pub(super) trf: TrfPlan,
     /// When each step runs, queue by queue.
     pub schedule: Schedule,
     /// The name of each queue of the schedule.
@@ -75,7 +78,22 @@ impl Program {
                 written[r as usize] = true;
             }
         }
-        Ok(Program { kernel, machine, buffers, written, actions, accesses, ops, order, schedule, queues, steps, moved })
+        let trf = TrfPlan::of(&actions, &accesses, &order, &machine);
+        Ok(Program {
+            kernel,
+            machine,
+            buffers,
+            written,
+            actions,
+            accesses,
+            ops,
+            order,
+            trf,
+            schedule,
+            queues,
+            steps,
+            moved,
+        })
     }
 }
 
