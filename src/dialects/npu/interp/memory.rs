@@ -135,8 +135,23 @@ impl Bytes {
         }
     }
 
-    /// The first byte of `[from, to)` nothing wrote, a word at a time.
+    /// The first byte of `[from, to)` nothing wrote: the partial words at the ends bit by bit, the whole words between
+    /// in one scan.
     fn first_unwritten(&self, from: usize, to: usize) -> Option<usize> {
+        let (first, last) = (from.div_ceil(64), to / 64);
+        if first >= last {
+            return self.first_unwritten_bits(from, to);
+        }
+        self.first_unwritten_bits(from, first * 64)
+            .or_else(|| {
+                let word = self.written[first..last].iter().position(|&w| w != u64::MAX)? + first;
+                Some(word * 64 + self.written[word].trailing_ones() as usize)
+            })
+            .or_else(|| self.first_unwritten_bits(last * 64, to))
+    }
+
+    /// The first byte of `[from, to)` nothing wrote, a word at a time.
+    fn first_unwritten_bits(&self, from: usize, to: usize) -> Option<usize> {
         let mut at = from;
         while at < to {
             let (word, bit) = (at / 64, at % 64);
@@ -231,6 +246,23 @@ mod tests {
         assert_eq!(m.read(59, 2), Err(59));
         assert_eq!(m.read(100, 40), Err(130));
         assert_eq!(Bytes::full(vec![1; 129]).read(0, 129).unwrap().len(), 129);
+    }
+
+    #[test]
+    fn the_first_unwritten_byte_is_found_in_any_range() {
+        // Pieces written at odd places over several words; every range's first unwritten byte, against a byte map.
+        let mut m = Bytes::empty(400);
+        let mut written = [false; 400];
+        for (at, len) in [(3, 70), (130, 128), (300, 1), (310, 64), (64, 10)] {
+            m.write(at, &vec![1; len]);
+            written[at..at + len].fill(true);
+        }
+        for from in 0..400 {
+            for to in from..=400 {
+                let want = (from..to).find(|&b| !written[b]);
+                assert_eq!(m.first_unwritten(from, to), want, "[{from}, {to})");
+            }
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 pub mod execute;
 pub mod forward;
+pub mod matmul;
 pub mod memory;
 pub mod program;
 pub mod schedule;
