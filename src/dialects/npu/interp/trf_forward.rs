@@ -101,7 +101,14 @@ struct Walk {
     views: HashMap<usize, (BView, Vec<Access>)>,
     /// The view of each distinct load and matmul shape (a program repeats a few many times).
     known: HashMap<(AccessPattern, AccessPattern, u64, u64, u64), Option<BView>>,
+    /// The elements [`view_of`] has enumerated so far (at most [`MAX_VIEW_ELEMENTS`]).
+    enumerated: u64,
 }
+
+/// Most load elements a program's plan enumerates to find views (each distinct load and matmul shape costs the
+/// load's elements, at most the TRF's bytes / 4); past it, the remaining matmuls read the TRF, as an eager run does
+/// (slower, the same results), so a hostile kernel of many distinct shapes cannot make loading slow.
+pub const MAX_VIEW_ELEMENTS: u64 = 1 << 22;
 
 impl Walk {
     fn step(&mut self, k: usize, action: Option<&Instruction>, accesses: &[Access], cfg: &NpuConfig) {
@@ -152,7 +159,17 @@ impl Walk {
     fn view(&mut self, load: usize, mm: &Matmul, cfg: &NpuConfig) -> Option<BView> {
         let l = self.loads.get(&load).filter(|l| !l.stale)?;
         let key = (l.stream.src.pattern.clone(), l.stream.dst.pattern.clone(), mm.b_base, mm.k, mm.n);
-        *self.known.entry(key).or_insert_with(|| view_of(&l.stream, mm, cfg))
+        if let Some(&known) = self.known.get(&key) {
+            return known;
+        }
+        let elements = l.stream.dst.pattern.bytes().unwrap_or(u64::MAX) / 4;
+        if self.enumerated.saturating_add(elements) > MAX_VIEW_ELEMENTS {
+            return None;
+        }
+        self.enumerated += elements;
+        let view = view_of(&l.stream, mm, cfg);
+        self.known.insert(key, view);
+        view
     }
 
     /// The load of step `load` (if any) must be carried out: something reads its bytes other than through a view.
