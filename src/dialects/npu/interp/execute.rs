@@ -23,7 +23,7 @@ use std::collections::HashSet;
 /// rayon's threads; when `lazy`, those out of HBM into one run become forwards (`forward`), carried out only when
 /// needed.
 pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result<(), (usize, String)> {
-    let (order, actions, cfg) = (&program.order, &program.actions, &program.machine);
+    let (order, actions) = (&program.order, &program.actions);
     let mut i = 0;
     while i < order.len() {
         let k = order[i];
@@ -35,25 +35,34 @@ pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result
             }
             Some(_) if lazy && program.trf.skips(k, mem) => i += 1,
             Some(instruction) => {
-                let through =
-                    matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Vector(_));
-                let view = program.trf.view(k).filter(|_| lazy);
-                if let Some((_, reads)) = view {
-                    mem.settle(reads, true);
-                }
-                mem.settle(&program.accesses[k], through);
-                let view = view.map(|v| &v.0);
-                match instruction {
-                    Instruction::Matmul(mm) => matmul(mm, mem, cfg, view),
-                    _ => execute(instruction, mem, cfg),
-                }
-                .map_err(|m| (k, m))?;
+                compute(program, k, instruction, mem, lazy).map_err(|m| (k, m))?;
                 i += 1;
             }
             None => i += 1,
         }
     }
     Ok(())
+}
+
+/// Carries out step `k`, `instruction` (not a DMA), once the forwards it meets are settled; when `lazy`, a matmul
+/// reads `B` through its TRF load where the plan found a view ([`super::trf_forward`]).
+fn compute(
+    program: &Program,
+    k: usize,
+    instruction: &Instruction,
+    mem: &mut Memories,
+    lazy: bool,
+) -> Result<(), String> {
+    let through = matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Vector(_));
+    let view = program.trf.view(k).filter(|_| lazy);
+    if let Some((_, reads)) = view {
+        mem.settle(reads, true);
+    }
+    mem.settle(&program.accesses[k], through);
+    match instruction {
+        Instruction::Matmul(mm) => matmul(mm, mem, &program.machine, view.map(|v| &v.0)),
+        _ => execute(instruction, mem, &program.machine),
+    }
 }
 
 /// Carries out `dmas` (steps `order`, whose accesses are in `accesses`), found apart by [`dma_group`]: when `lazy`,
