@@ -140,10 +140,10 @@ impl Walk {
         let writers: HashSet<Option<usize>> =
             (s.first..s.end).map(|slice| self.latest.get(&s.site(Space::Trf, slice)).copied()).collect();
         let through = match writers.iter().next() {
-            Some(&Some(load)) if writers.len() == 1 => self.view(load, mm, cfg).map(|v| (load, v)),
+            Some(&Some(load)) if writers.len() == 1 => self.view(load, mm, cfg),
             _ => None,
         };
-        let Some((load, view)) = through else {
+        let Some(view) = through else {
             writers.into_iter().for_each(|w| self.spoil(w));
             return;
         };
@@ -152,7 +152,6 @@ impl Walk {
             .map(|slice| Access { write: false, site: s.site(Space::Dm, slice), pattern: pattern.clone() })
             .collect();
         self.views.insert(k, (view, reads));
-        debug_assert!(self.loads.contains_key(&load));
     }
 
     /// The view of `mm`'s `B` in the data memory load step `load` read, if it is one and its bytes are unchanged.
@@ -188,7 +187,8 @@ impl Walk {
         loads.retain(|load| self.latest.get(&trf) == Some(load));
         for load in loads.iter() {
             let l = self.loads.get_mut(load).expect("a load");
-            let (lo, hi) = l.reads.iter().find(|r| r.0 == w.site).map(|r| (r.1 as i128, r.2 as i128)).expect("read");
+            // The same bytes on every slice: no search of its slices' reads for this one.
+            let (lo, hi) = l.stream.src.pattern.range().expect("a load with a range");
             l.stale |= lo < high && low < hi;
         }
     }
