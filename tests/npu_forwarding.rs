@@ -1,4 +1,5 @@
-//! Lazy DMAs and TRF loads change nothing a program can see: on random kernels (DMAs between HBM buffers and two
+//! Lazy DMAs and TRF loads change nothing a program can see (float sums aside, which a GEMM over another layout may
+//! round differently: the inputs are small integers, whose sums are exact): on random kernels (DMAs between HBM buffers and two
 //! slices' data memories with random packets and strides, moves and relu through data memory, register-file loads,
 //! plain and transposing, and matmuls, together and apart, some instructions unordered), an `Npu` that turns DMAs
 //! out of HBM into forwards and lets matmuls read through TRF loads gives the same buffers, or the same error at the
@@ -244,5 +245,110 @@ proptest! {
                 (g, w) => prop_assert!(false, "lazy {:?}, eager {:?}\n{}", g.map(|r| r.buffers), w.map(|r| r.buffers), text),
             }
         }
+    }
+}
+
+/// Where each of four slices' `A` and `B` come from: the row block of `A` and the column block of `B` per slice (a
+/// grid, a column, a row, or any), so that the slices of one matmul often stack into one GEMM, and sometimes do not.
+fn blocks() -> impl Strategy<Value = [(u64, u64); 4]> {
+    let grid = Just([(0, 0), (0, 1), (1, 0), (1, 1)]);
+    let column = Just([(0, 0), (1, 0), (2, 0), (3, 0)]);
+    let row = Just([(0, 0), (0, 1), (0, 2), (0, 3)]);
+    let any = proptest::array::uniform4((0u64..4, 0u64..4));
+    (prop_oneof![grid, column, row, any], Just([0usize, 1, 2, 3]).prop_shuffle())
+        .prop_map(|(blocks, order)| order.map(|i| blocks[i]))
+}
+
+/// A kernel of four slices: each brings in its row block of `A` (`m` × `k`, rows `a_stride` bytes apart in HBM
+/// buffer `%b{buffers.0}` from `a0`) and its column block of `B` (`k` × `n`, in `%b{buffers.1}` from `b0`: row by row
+/// `b_stride` apart when `rows`, else column by column), loads `B` into the TRF, multiplies (twice when `again`, the
+/// second adding), and writes `C` out to `%b2`.
+#[allow(clippy::too_many_arguments)]
+fn stacking_kernel(
+    (m, k, n): (u64, u64, u64),
+    blocks: [(u64, u64); 4],
+    buffers: (u64, u64),
+    (a0, a_stride): (u64, u64),
+    (b0, b_stride, rows): (u64, u64, bool),
+    again: bool,
+) -> String {
+    let len = SPAN / 4;
+    let b_at = 256;
+    let mut text = format!(
+        "npu.kernel @k(%b0: !npu.buf<hbm, {len} x f32>, %b1: !npu.buf<hbm, {len} x f32>, %b2: !npu.buf<hbm, {len} x f32>) {{\n"
+    );
+    for (s, (r, c)) in blocks.iter().enumerate() {
+        let a = a0 + r * m * a_stride;
+        text += &format!(
+            "  npu.dma queue(dma0) src(%b{}, base {a}) dst(dm[0, {s}], base 0) loops [({m}, {a_stride}, {})] packet {} : f32\n",
+            buffers.0,
+            k * 4,
+            k * 4
+        );
+        let (b, count, packet) = if rows { (b0 + c * n * 4, k, n * 4) } else { (b0 + c * n * b_stride, n, k * 4) };
+        text += &format!(
+            "  npu.dma queue(dma1) src(%b{}, base {b}) dst(dm[0, {s}], base {b_at}) loops [({count}, {b_stride}, {packet})] packet {packet} : f32\n",
+            buffers.1
+        );
+    }
+    let src = match rows {
+        true => format!("loops [({n}, 4), ({k}, {})], packet 4", n * 4),
+        false => format!("loops [], packet {}", n * k * 4),
+    };
+    text += &format!(
+        "  npu.barrier\n  npu.load_trf queue(main) on(0, 0:4) src(dm, base {b_at}, {src}) dst(trf, base 0, loops [({n}, 8192)], packet {}) : f32\n",
+        k * 4
+    );
+    let (a, c) = (m * k * 4, m * n * 4);
+    for accumulate in [false, true].iter().take(1 + again as usize) {
+        let add = if *accumulate { " accumulate" } else { "" };
+        text += &format!(
+            "  npu.matmul queue(main) on(0, 0:4) m {m} k {k} n {n} a(dm, base 0, loops [], packet {a}) b(trf, base 0) c(acc, base 0, loops [], packet {c}){add} : f32 -> f32\n"
+        );
+    }
+    text += &format!(
+        "  npu.cast queue(main) on(0, 0:4) src(acc, base 0, loops [], packet {c}) dst(dm, base 512, loops [], packet {c}) : f32 -> f32\n  npu.barrier\n"
+    );
+    for s in 0..4 {
+        text += &format!(
+            "  npu.dma queue(dma0) src(dm[0, {s}], base 512) dst(%b2, base {}) loops [(1, {c}, {c})] packet {c} : f32\n",
+            s * c
+        );
+    }
+    text + "}\n"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Slices whose `A` row blocks and `B` column blocks lie in HBM next to each other run as one GEMM
+    /// (`interp::stacked`); every element of `C` is the one each slice's own GEMM gives (the inputs are small
+    /// integers, so sums are exact in any order and a misplaced block shows).
+    #[test]
+    fn stacked_slices_give_what_each_gives_alone(
+        (m, k, n) in (1u64..3, 1u64..3, 1u64..3).prop_map(|(m, k, n)| (2 * m, 2 * k, 4 * n)),
+        blocks in blocks(),
+        buffers in (0u64..2, 0u64..2),
+        gaps in (0u64..2, 0u64..2),
+        picks in any::<[u64; 2]>(),
+        rows in any::<bool>(),
+        again in any::<bool>(),
+    ) {
+        let a_stride = k * 4 + gaps.0 * 8;
+        let a_reach = (4 * m - 1) * a_stride + k * 4;
+        let b_stride = if rows { 4 * n * 4 + gaps.1 * 8 } else { k * 4 + gaps.1 * 8 };
+        let b_reach = if rows { (k - 1) * b_stride + 4 * n * 4 } else { (4 * n - 1) * b_stride + k * 4 };
+        let a = (base(a_reach, picks[0]), a_stride);
+        let b = (base(b_reach, picks[1]), b_stride, rows);
+        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, again);
+        let mut ctx = Context::new(tapestry::dialects::all());
+        let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let region = ctx.body.regions(module)[0];
+        let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
+        let loaded = Program::load(&ctx, kernel).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let inputs: IndexMap<String, Array> = [("arg0".to_string(), input(1)), ("arg1".to_string(), input(5))].into();
+        let got = Npu::default().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let want = Npu::eager().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        prop_assert_eq!(got.buffers, want.buffers, "{}", text);
     }
 }

@@ -109,6 +109,12 @@ impl<'a> Through<'a> {
     /// `rows` rows of `row` bytes that `pattern` reads from `site` as they lie in HBM, when they are one forward's
     /// whole and it reads one row per packet at a fixed stride: the bytes from the first row on and the stride.
     pub fn rows(&self, site: Site, pattern: &AccessPattern, rows: usize, row: usize) -> Option<(&'a [u8], usize)> {
+        let (buffer, first, stride) = self.rows_at(site, pattern, rows, row)?;
+        Some((self.hbm[buffer as usize].unchecked_from(first), stride))
+    }
+
+    /// Where [`Through::rows`] finds its rows: the HBM buffer, the first row's byte and the stride.
+    pub fn rows_at(&self, site: Site, pattern: &AccessPattern, rows: usize, row: usize) -> Option<(u32, usize, usize)> {
         let f = self.forwards.exact(site, contiguous_start(pattern)?, rows * row)?;
         let loops: Vec<_> = f.pattern.loops.iter().filter(|l| l.count > 1).collect();
         let stride = match loops[..] {
@@ -118,7 +124,7 @@ impl<'a> Through<'a> {
             _ => return None,
         };
         let stride = usize::try_from(stride).ok().filter(|&s| s >= row)?;
-        Some((self.hbm[f.src as usize].unchecked_from(f.pattern.base as usize), stride))
+        Some((f.src, f.pattern.base as usize, stride))
     }
 }
 
@@ -221,6 +227,9 @@ impl Memories {
     /// to be overwritten), and forgets it.
     fn carry_out_except(&mut self, site: Site, at: usize, (low, high): (usize, usize)) {
         let f = self.drop_forward(site, at);
+        if low <= f.at && f.at + f.len <= high {
+            return;
+        }
         let (from, to) = self.pair(Site::Hbm(f.src), site);
         let (base, packet) = (f.pattern.base as i128, f.pattern.packet as usize);
         for (k, offset) in f.pattern.offsets().enumerate() {

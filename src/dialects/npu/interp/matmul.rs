@@ -4,6 +4,7 @@
 
 use super::forward::Through;
 use super::memory::Bytes;
+use super::stacked::run_stacked;
 use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
 use super::trf_forward::{b_operand, BView};
 use crate::array::gemm::Gemm;
@@ -16,9 +17,13 @@ use half::{bf16, f16};
 use std::borrow::Cow;
 
 /// The matmul on every slice of its range, in parallel; `B` read through the load that filled the TRF when `view`
-/// says where it lies ([`super::trf_forward`]).
+/// says where it lies ([`super::trf_forward`]), and then slices that stack run as one GEMM ([`super::stacked`]).
 pub fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig, view: Option<&BView>) -> Result<(), String> {
-    mem.per_slice(&mm.slices, &[Space::Dm, Space::Acc, Space::Trf], |one| {
+    let alone = match view {
+        Some(v) => run_stacked(mm, mem, v),
+        None => (mm.slices.first..mm.slices.end).collect(),
+    };
+    mem.per_slice_of(&mm.slices, &alone, &[Space::Dm, Space::Acc, Space::Trf], |one| {
         let a = OperandA { site: one.site(Space::Dm), through: one.through, slice: one.slice };
         let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
         match view {

@@ -15,6 +15,7 @@ pub mod memory;
 pub mod program;
 pub mod schedule;
 pub mod spare;
+pub mod stacked;
 pub mod state;
 pub mod trace;
 pub mod trf_forward;

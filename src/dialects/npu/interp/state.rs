@@ -150,8 +150,21 @@ impl Memories {
         used: &[Space],
         f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
     ) -> Result<(), String> {
-        let spaces: Vec<[Option<Bytes>; 4]> = (slices.first..slices.end)
-            .map(|slice| {
+        let all: Vec<u64> = (slices.first..slices.end).collect();
+        self.per_slice_of(slices, &all, used, f)
+    }
+
+    /// [`Memories::per_slice`] on the slices `which` names of the instruction's `slices` (in order).
+    pub fn per_slice_of(
+        &mut self,
+        slices: &Slices,
+        which: &[u64],
+        used: &[Space],
+        f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
+    ) -> Result<(), String> {
+        let spaces: Vec<[Option<Bytes>; 4]> = which
+            .iter()
+            .map(|&slice| {
                 Space::ALL.map(|space| {
                     let site = slices.site(space, slice);
                     used.contains(&space).then(|| {
@@ -162,7 +175,9 @@ impl Memories {
             })
             .collect();
         let through = Through { hbm: &self.hbm, forwards: &self.forwards };
-        let mut taken: Vec<SliceMemories> = (slices.first..slices.end)
+        let mut taken: Vec<SliceMemories> = which
+            .iter()
+            .copied()
             .zip(spaces)
             .map(|(slice, spaces)| SliceMemories { slice, spaces, slices: *slices, through })
             .collect();

@@ -9,8 +9,10 @@
 //! and those matmuls. Both depend only on the instructions and the order they run in, never on the data, so
 //! [`TrfPlan::of`] finds them once, when the program is loaded. An elided load still checks, when it runs, that
 //! the bytes it reads were written or are a forward's; if not, it is carried out after all (and fails as an eager
-//! run would). Every instruction sees the bytes an eager run would give it: the results are the same, byte for
-//! byte (`Npu::eager` runs without any of this, for the property tests).
+//! run would). Every instruction sees the values an eager run would give it (`Npu::eager` runs without any of this,
+//! for the property tests), but for rounding: the GEMM library picks its kernel for a small product by the layout
+//! of `B` (here where it lies, there the TRF's transposed copy), and with it the order the `k` terms are summed in,
+//! so a float element may differ in its last bit (the tests use small integers, whose sums are exact).
 
 use super::forward::{Forward, Through};
 use super::memory::Bytes;
@@ -291,21 +293,32 @@ pub fn b_operand<'a>(
     dm: &'a Bytes,
     through: Through<'a>,
 ) -> Operand<'a> {
-    let span = v.span(k, n);
-    if let Some(f) = through.forwards.exact(site, v.at, span) {
+    if let Some((buffer, at, row, col)) = b_in_hbm(v, (k, n), site, through) {
+        let hbm = through.hbm[buffer as usize].unchecked_from(0);
+        return floats(hbm, at, row, col)
+            .unwrap_or_else(|| (Cow::Owned(copied(hbm, at, row, col, (k, n))), (n as isize, 1)));
+    }
+    if let Some(f) = through.forwards.exact(site, v.at, v.span(k, n)) {
         let hbm = &through.hbm[f.src as usize];
-        if let Some((at, row, col)) = in_hbm(f, v, (k, n)) {
-            if let Some(b) = floats(hbm.unchecked_from(0), at, row, col) {
-                return b;
-            }
-            return (Cow::Owned(copied(hbm.unchecked_from(0), at, row, col, (k, n))), (n as isize, 1));
-        }
         let run = gather(hbm, &f.pattern).expect("checked written when forwarded");
         return (Cow::Owned(copied(&run, 0, v.row, v.col, (k, n))), (n as isize, 1));
     }
     let data = dm.unchecked_from(0);
     floats(data, v.at, v.row, v.col)
         .unwrap_or_else(|| (Cow::Owned(copied(data, v.at, v.row, v.col, (k, n))), (n as isize, 1)))
+}
+
+/// Where view `v` of `B` (`k` × `n`) in the data memory `site` lies in HBM when a DMA's forward holds it whole at
+/// fixed strides there: the buffer, the first byte and the bytes between rows and between columns.
+pub fn b_in_hbm(
+    v: &BView,
+    (k, n): (usize, usize),
+    site: Site,
+    through: Through<'_>,
+) -> Option<(u32, usize, usize, usize)> {
+    let f = through.forwards.exact(site, v.at, v.span(k, n))?;
+    let (at, row, col) = in_hbm(f, v, (k, n))?;
+    Some((f.src, at, row, col))
 }
 
 /// Where view `v` lies in HBM behind forward `f` (whose destination is exactly the view's bytes) at fixed strides:
@@ -331,7 +344,7 @@ fn in_hbm(f: &Forward, v: &BView, (k, n): (usize, usize)) -> Option<(usize, usiz
 }
 
 /// `data` from byte `at` on as `f32`s with strides `row` and `col` (bytes) in elements, when all are aligned.
-fn floats(data: &[u8], at: usize, row: usize, col: usize) -> Option<Operand<'_>> {
+pub fn floats(data: &[u8], at: usize, row: usize, col: usize) -> Option<Operand<'_>> {
     let aligned = [at, row, col].iter().all(|x| x.is_multiple_of(4));
     let floats: &[f32] = bytemuck::try_cast_slice(&data[at..data.len() / 4 * 4]).ok().filter(|_| aligned)?;
     Some((Cow::Borrowed(floats), ((row / 4) as isize, (col / 4) as isize)))
