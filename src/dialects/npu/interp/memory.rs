@@ -16,17 +16,20 @@ pub struct Bytes {
     data: Vec<u8>,
     written: Vec<u64>,
     unwritten: usize,
+    /// The words of `written` that may have bits set (clearing for the next run clears only these: a slice's data
+    /// memory is 512 KiB and a kernel often touches a part).
+    dirty: (usize, usize),
 }
 
 impl Bytes {
     /// `len` bytes nothing has written.
     pub fn empty(len: usize) -> Bytes {
-        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)], unwritten: len }
+        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)], unwritten: len, dirty: (0, 0) }
     }
 
     /// `data`, all written.
     pub fn full(data: Vec<u8>) -> Bytes {
-        let mut bytes = Bytes { written: vec![0; data.len().div_ceil(64)], unwritten: data.len(), data };
+        let mut bytes = Bytes { written: vec![0; data.len().div_ceil(64)], unwritten: data.len(), data, dirty: (0, 0) };
         bytes.mark(0, bytes.data.len());
         bytes
     }
@@ -44,7 +47,7 @@ impl Bytes {
 
     /// Writes `bytes` at `at` (the caller checked the bounds).
     pub fn write(&mut self, at: usize, bytes: &[u8]) {
-        self.data[at..at + bytes.len()].copy_from_slice(bytes);
+        copy(&mut self.data[at..at + bytes.len()], bytes);
         self.mark(at, at + bytes.len());
     }
 
@@ -82,8 +85,9 @@ impl Bytes {
     /// The same memory with nothing written: its old bytes stay but cannot be read until written again (a memory
     /// reused by the next run costs a pass over its written bits, not fresh pages).
     pub fn cleared(mut self) -> Bytes {
-        self.written.fill(0);
+        self.written[self.dirty.0..self.dirty.1].fill(0);
         self.unwritten = self.data.len();
+        self.dirty = (0, 0);
         self
     }
 
@@ -111,6 +115,10 @@ impl Bytes {
         if self.unwritten == 0 || from >= to {
             return;
         }
+        self.dirty = match self.dirty {
+            (low, high) if low < high => (low.min(from / 64), high.max(to.div_ceil(64))),
+            _ => (from / 64, to.div_ceil(64)),
+        };
         let (first, last) = (from.div_ceil(64), to / 64);
         if first >= last {
             return self.mark_bits(from, to);
@@ -184,8 +192,17 @@ pub fn dtype_of(elem: ElemType) -> Option<DType> {
     })
 }
 
-/// Bytes per piece of a buffer read back on one thread.
-const COPY_PIECE: usize = 1 << 20;
+/// Bytes per piece of a long copy on one thread.
+const COPY_PIECE: usize = 1 << 18;
+
+/// Copies `from` into `to` (as long): a long copy in pieces on rayon's threads (binding an input, reading a buffer
+/// back: mostly cache misses and first touches of pages, which threads overlap).
+fn copy(to: &mut [u8], from: &[u8]) {
+    if from.len() < 2 * COPY_PIECE {
+        return to.copy_from_slice(from);
+    }
+    to.par_chunks_mut(COPY_PIECE).zip(from.par_chunks(COPY_PIECE)).for_each(|(o, b)| o.copy_from_slice(b));
+}
 
 /// The little-endian bytes of `array`'s elements: its own memory on a little-endian host.
 pub fn to_bytes(array: &Array) -> Option<Cow<'_, [u8]>> {
@@ -214,9 +231,8 @@ pub fn from_bytes(dtype: DType, bytes: &[u8]) -> Result<Option<Array>, AllocErro
     fn elements<T: Pod + Zeroable>(bytes: &[u8]) -> Result<Vec<T>, AllocError> {
         let mut v: Vec<T> = zeroed(bytes.len() / std::mem::size_of::<T>())?;
         let out: &mut [u8] = bytemuck::cast_slice_mut(&mut v);
-        // In pieces on rayon's threads: the copy is mostly the first touch of fresh pages.
         let n = out.len();
-        out.par_chunks_mut(COPY_PIECE).zip(bytes[..n].par_chunks(COPY_PIECE)).for_each(|(o, b)| o.copy_from_slice(b));
+        copy(out, &bytes[..n]);
         if cfg!(target_endian = "big") {
             out.chunks_exact_mut(std::mem::size_of::<T>()).for_each(<[u8]>::reverse);
         }
@@ -277,5 +293,19 @@ mod tests {
         m.write(70, &[3; 3]);
         let contents = m.contents();
         assert_eq!((contents[69], contents[70], contents[72], contents[73], contents[0]), (0, 3, 3, 0, 0));
+    }
+
+    #[test]
+    fn clearing_forgets_every_piece_written_since_the_last_clearing() {
+        let mut m = Bytes::empty(1000);
+        for (at, len) in [(500, 10), (3, 1), (990, 10)] {
+            m.write(at, &vec![1; len]);
+        }
+        let mut m = m.cleared();
+        assert_eq!([m.read(500, 1), m.read(3, 1), m.read(999, 1)], [Err(500), Err(3), Err(999)]);
+        m.write(700, &[2; 64]);
+        let m = m.cleared();
+        assert_eq!((m.first_unwritten(0, 1000), m.unwritten), (Some(0), 1000));
+        assert_eq!(m.read(700, 64), Err(700));
     }
 }
