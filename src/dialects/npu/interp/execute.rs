@@ -29,9 +29,10 @@ pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result
         let k = order[i];
         match &actions[k] {
             Some(Instruction::Dma(_)) => {
-                let group = dma_group(&order[i..], actions);
-                run_dmas(&order[i..i + group.len()], &group, &program.accesses, mem, lazy)?;
-                i += group.len();
+                let steps = &order[i..i + program.dma_groups[i]];
+                let group: Vec<&Dma> = steps.iter().filter_map(|&k| dma(&actions[k])).collect();
+                run_dmas(steps, &group, &program.accesses, mem, lazy)?;
+                i += steps.len();
             }
             Some(_) if lazy && program.trf.skips(k, mem) => i += 1,
             Some(instruction) => {
@@ -92,13 +93,33 @@ fn run_dmas(
     failed.map_or(Ok(()), Err)
 }
 
+/// The DMA a step does, if it does one.
+fn dma(action: &Option<Instruction>) -> Option<&Dma> {
+    match action {
+        Some(Instruction::Dma(d)) => Some(d),
+        _ => None,
+    }
+}
+
+/// Per position in `order` (steps in the order they run), how many DMAs from there [`run_in_order`] runs at once,
+/// found once when the program is loaded (0 where no group starts).
+pub fn dma_groups(order: &[usize], actions: &[Option<Instruction>]) -> Vec<usize> {
+    let mut groups = vec![0; order.len()];
+    let mut i = 0;
+    while i < order.len() {
+        groups[i] = dma_group(&order[i..], actions).len();
+        i += groups[i].max(1);
+    }
+    groups
+}
+
 /// The DMAs from the start of `order` that may run at once: each writes a memory no other of them reads or writes;
 /// a DMA within one memory goes alone.
 fn dma_group<'a>(order: &[usize], actions: &'a [Option<Instruction>]) -> Vec<&'a Dma> {
     let (mut reads, mut writes) = (HashSet::new(), HashSet::new());
     let mut group = Vec::new();
     for &k in order {
-        let Some(Instruction::Dma(d)) = &actions[k] else { break };
+        let Some(d) = dma(&actions[k]) else { break };
         let (s, t) = (Site::of(&d.src.memory), Site::of(&d.dst.memory));
         let alone = s == t;
         if !group.is_empty() && (alone || writes.contains(&t) || reads.contains(&t) || writes.contains(&s)) {

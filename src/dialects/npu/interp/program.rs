@@ -3,6 +3,7 @@
 //! scheduled (queues, semaphores, cycles; races and deadlocks refused). What a kernel does and when depends only on
 //! its instructions, never on the data, so one loaded program runs on any inputs.
 
+use super::execute::dma_groups;
 use super::schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
 use super::trf_forward::TrfPlan;
 use super::{InterpError, MAX_CLOCK_ENTRIES, MAX_HBM_BYTES, MAX_ONCHIP_BYTES, MIN_SITE_BYTES};
@@ -38,6 +39,8 @@ pub struct Program {
     pub(super) ops: Vec<OpId>,
     /// The steps in the order they start.
     pub(super) order: Vec<usize>,
+    /// Per position in `order` where DMAs that may run at once start, how many there are (0 elsewhere).
+    pub(super) dma_groups: Vec<usize>,
     /// The TRF loads a lazy run elides and the matmuls that read through them.
     pub(super) trf: TrfPlan,
     /// When each step runs, queue by queue.
@@ -79,6 +82,7 @@ impl Program {
             }
         }
         let trf = TrfPlan::of(&actions, &accesses, &order, &machine);
+        let dma_groups = dma_groups(&order, &actions);
         Ok(Program {
             kernel,
             machine,
@@ -88,6 +92,7 @@ impl Program {
             accesses,
             ops,
             order,
+            dma_groups,
             trf,
             schedule,
             queues,
