@@ -5,7 +5,7 @@
 //! - **The lowered MLP and conv against the reference evaluator:** `relu(x · W1 + b1) · W2` (x 256 × 512,
 //!   W1 512 × 1024, W2 1024 × 256, f32), and a `teg.conv2d` (3 × 3, 64 input channels to 128 output channels over
 //!   a 32 × 32 image padded by 1); the reference evaluator's time next to the interpreter's (loading the kernel
-//!   once, then a run; medians).
+//!   once, then runs of the two in pairs: the medians, and the median of the pairs' ratios).
 //! - **Estimated cycles against the roofline** of the lowered matmul (1024 × 1024 × 1024, f32) and conv: the
 //!   interpreter's makespan next to the compute bound (FLOPs / the chip's f32 matmul rate) and the bandwidth bound
 //!   (the bytes that must be read and written / HBM bytes per cycle).
@@ -109,14 +109,19 @@ struct Lowered {
     reference: f64,
     load: f64,
     run: f64,
+    /// The median over pairs of one run's time over the reference's just before it.
+    ratio: f64,
     makespan: u64,
 }
 
+/// Runs of the reference evaluator and of the lowered kernel, in pairs (so that the machine's drift meets both alike).
+const PAIRS: usize = 21;
+
 fn run_lowered(text: &str, name: &str) -> Lowered {
+    let (reference_ctx, reference_module) = parse(text);
+    let graph = find(&reference_ctx, reference_module, name, "teg.graph");
+    let named = inputs(&reference_ctx, graph);
     let (mut ctx, module) = parse(text);
-    let graph = find(&ctx, module, name, "teg.graph");
-    let named = inputs(&ctx, graph);
-    let reference = median((0..5).map(|_| timed(|| evaluate(&ctx, graph, &named).expect("evaluates")).1).collect());
     lower(&mut ctx, module);
     let kernel = find(&ctx, module, name, "npu.kernel");
     let b = bindings(&ctx, kernel).expect("bindings").expect("a lowered kernel");
@@ -125,8 +130,20 @@ fn run_lowered(text: &str, name: &str) -> Lowered {
     let program = Program::load(&ctx, kernel).expect("loads");
     let mut npu = Npu::default();
     let first = npu.launch(&program, &args).expect("runs");
-    let run = median((0..5).map(|_| timed(|| npu.launch(&program, &args).expect("runs")).1).collect());
-    Lowered { reference, load, run, makespan: first.schedule.makespan }
+    evaluate(&reference_ctx, graph, &named).expect("evaluates");
+    let pairs: Vec<(f64, f64)> = (0..PAIRS)
+        .map(|_| {
+            let reference = timed(|| evaluate(&reference_ctx, graph, &named).expect("evaluates")).1;
+            (reference, timed(|| npu.launch(&program, &args).expect("runs")).1)
+        })
+        .collect();
+    Lowered {
+        reference: median(pairs.iter().map(|p| p.0).collect()),
+        load,
+        run: median(pairs.iter().map(|p| p.1).collect()),
+        ratio: median(pairs.iter().map(|p| p.1 / p.0).collect()),
+        makespan: first.schedule.makespan,
+    }
 }
 
 const MLP: &str = r#"
@@ -175,7 +192,7 @@ teg.graph @matmul {
 "#;
 
 fn run_time() {
-    println!("the lowered kernel on the interpreter against the reference evaluator (ms, medians):");
+    println!("the lowered kernel on the interpreter against the reference evaluator (ms, medians of {PAIRS} pairs):");
     println!(
         "{:>8} {:>11} {:>10} {:>10} {:>12} {:>13}",
         "graph", "reference", "load", "run", "run / ref", "(load+run)/ref"
@@ -187,7 +204,7 @@ fn run_time() {
             l.reference * 1e3,
             l.load * 1e3,
             l.run * 1e3,
-            l.run / l.reference,
+            l.ratio,
             (l.load + l.run) / l.reference
         );
     }
