@@ -5,7 +5,7 @@
 //! - a stream, a matmul or a vector function that reads the run whole reads through to HBM (the matmul's `A` tile
 //!   in place, with its row stride, so a tile a DMA brought in is never copied at all);
 //! - an instruction that overwrites the run whole (and does not read it) drops it; one that overwrites one run of
-//!   bytes of it carries out only the rest;
+//!   bytes of it leaves the rest forwards (where they are whole packets of a pattern of one loop, else copies them);
 //! - anything else that touches it and a write to the HBM it reads carry it out first, and so does the end of
 //!   the run when it is in HBM.
 //!
@@ -32,6 +32,24 @@ pub struct Forward {
     pub at: usize,
     /// How many there are.
     pub len: usize,
+}
+
+impl Forward {
+    /// The forward of destination bytes `[lo, hi)` alone (inside this one's), when they are whole packets of a
+    /// pattern of at most one loop, or any bytes of one run.
+    fn part(&self, lo: usize, hi: usize) -> Option<Forward> {
+        let p = self.pattern.coalesced();
+        let (skip, len, packet) = (lo - self.at, hi - lo, p.packet as usize);
+        let pattern = match p.loops[..] {
+            [] => AccessPattern::new(p.base + skip as u64, &[], len as u32),
+            [l] if skip.is_multiple_of(packet) && len.is_multiple_of(packet) => {
+                let base = p.base as i64 + (skip / packet) as i64 * l.stride;
+                AccessPattern::new(u64::try_from(base).ok()?, &[((len / packet) as u32, l.stride)], p.packet)
+            }
+            _ => return None,
+        };
+        Some(Forward { src: self.src, pattern, at: lo, len })
+    }
 }
 
 /// The forwards alive: by destination memory and first byte, and the same by the HBM buffer they read (so that a
@@ -152,8 +170,10 @@ impl Memories {
                 let reads = reads.get_or_insert_with(|| read_ranges(accesses));
                 let read = reads.get(&w.site).is_some_and(|rs| rs.iter().any(|&(l, h)| l < fh && fl < h));
                 // What a run written whole overwrites need not be copied first (all of it: the forward is dropped).
-                let overwritten = whole.filter(|_| !read).unwrap_or((0, 0));
-                self.carry_out_except(w.site, at, overwritten);
+                match whole.filter(|_| !read) {
+                    Some(overwritten) => self.split_around(w.site, at, overwritten),
+                    None => self.carry_out(w.site, at),
+                }
             }
         }
         for r in accesses.iter().filter(|a| !a.write) {
@@ -190,12 +210,32 @@ impl Memories {
         }
         // The destination's written bits stay as they are: its bytes are read only through the forward until it is
         // carried out (which writes and marks them) or overwritten whole.
-        let len = len as usize;
-        let f = Forward { src: buffer, pattern: pattern.clone(), at, len };
-        self.forwards.into.entry(dst).or_default().insert(at, f);
-        self.forwards.from.entry(buffer).or_default().insert((dst, at));
-        self.forwards.live += 1;
+        self.insert_forward(dst, Forward { src: buffer, pattern: pattern.clone(), at, len: len as usize });
         Ok(true)
+    }
+
+    fn insert_forward(&mut self, site: Site, f: Forward) {
+        self.forwards.from.entry(f.src).or_default().insert((site, f.at));
+        self.forwards.into.entry(site).or_default().insert(f.at, f);
+        self.forwards.live += 1;
+    }
+
+    /// The forward at byte `at` of `site` without its bytes in `[low, high)` (about to be overwritten): the bytes
+    /// below and above stay forwards where they are whole packets of a pattern of one loop (a box's rows, say: the
+    /// next chunk's box written over part of the last one's leaves the rest unread, usually for good), and are
+    /// copied into place otherwise.
+    fn split_around(&mut self, site: Site, at: usize, (low, high): (usize, usize)) {
+        let f = &self.forwards.into[&site][&at];
+        let (below, above) = ((f.at, low.min(f.at + f.len)), (high.max(f.at), f.at + f.len));
+        let parts: Option<Vec<Forward>> =
+            [below, above].into_iter().filter(|(lo, hi)| lo < hi).map(|(lo, hi)| f.part(lo, hi)).collect();
+        match parts {
+            Some(parts) => {
+                self.drop_forward(site, at);
+                parts.into_iter().for_each(|p| self.insert_forward(site, p));
+            }
+            None => self.carry_out_except(site, at, (low, high)),
+        }
     }
 
     /// Carries out the forwards left into HBM buffers, before they are read back (on-chip memories are not: nothing
