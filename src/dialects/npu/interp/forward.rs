@@ -52,6 +52,21 @@ impl Forward {
     }
 }
 
+impl Forward {
+    /// Where its source lies when it reads one run per packet at one stride (its pattern coalesced): the first byte,
+    /// the packet's bytes and the stride (the packet, when there is one run).
+    pub fn runs(&self) -> Option<(usize, usize, usize)> {
+        let p = self.pattern.coalesced();
+        let packet = p.packet as usize;
+        let stride = match p.loops.iter().filter(|l| l.count > 1).collect::<Vec<_>>()[..] {
+            [] => packet,
+            [l] => usize::try_from(l.stride).ok()?,
+            _ => return None,
+        };
+        Some((p.base as usize, packet, stride))
+    }
+}
+
 /// The forwards alive: by destination memory and first byte, and the same by the HBM buffer they read (so that a
 /// write to a buffer finds its own forwards without scanning the others).
 #[derive(Debug, Default)]
@@ -134,15 +149,13 @@ impl<'a> Through<'a> {
     /// Where [`Through::rows`] finds its rows: the HBM buffer, the first row's byte and the stride.
     pub fn rows_at(&self, site: Site, pattern: &AccessPattern, rows: usize, row: usize) -> Option<(u32, usize, usize)> {
         let f = self.forwards.exact(site, contiguous_start(pattern)?, rows * row)?;
-        let loops: Vec<_> = f.pattern.loops.iter().filter(|l| l.count > 1).collect();
-        let stride = match loops[..] {
-            [] => row as i64,
-            [l] if f.pattern.packet as usize == row => l.stride,
-            _ if f.pattern.contiguous_run() as usize == rows * row => row as i64,
+        let (base, packet, stride) = f.runs()?;
+        let stride = match packet {
+            _ if packet == rows * row => row,
+            _ if packet == row && stride >= row => stride,
             _ => return None,
         };
-        let stride = usize::try_from(stride).ok().filter(|&s| s >= row)?;
-        Some((f.src, f.pattern.base as usize, stride))
+        Some((f.src, base, stride))
     }
 }
 

@@ -325,19 +325,12 @@ pub fn b_in_hbm(
 /// its first byte and the bytes between rows and between columns. The forward must read one run per packet at one
 /// stride, and `B`'s rows (or its columns) must each lie inside one packet, stepping whole packets.
 fn in_hbm(f: &Forward, v: &BView, (k, n): (usize, usize)) -> Option<(usize, usize, usize)> {
-    let p = f.pattern.coalesced();
-    let packet = p.packet as usize;
-    let stride = match p.loops.iter().filter(|l| l.count > 1).collect::<Vec<_>>()[..] {
-        [] => packet as i64,
-        [l] => l.stride,
-        _ => return None,
-    };
-    let stride = usize::try_from(stride).ok()?;
+    let (base, packet, stride) = f.runs()?;
     let inside = |count: usize, step: usize| (count - 1) * step + 4 <= packet;
     if v.row.is_multiple_of(packet) && inside(n, v.col) {
-        Some((p.base as usize, v.row / packet * stride, v.col))
+        Some((base, v.row / packet * stride, v.col))
     } else if v.col.is_multiple_of(packet) && inside(k, v.row) {
-        Some((p.base as usize, v.row, v.col / packet * stride))
+        Some((base, v.row, v.col / packet * stride))
     } else {
         None
     }
