@@ -213,7 +213,9 @@ pub fn copy_pattern(from: &Bytes, sp: &AccessPattern, to: &mut Bytes, dp: &Acces
 /// The value in every packet of every slice of the range.
 fn fill(m: &Memset, mem: &mut Memories) -> Result<(), String> {
     let element = m.element();
-    let data: Vec<u8> = element.iter().copied().cycle().take(m.dst.pattern.bytes().unwrap_or(0) as usize).collect();
+    let len = m.dst.pattern.bytes().unwrap_or(0) as usize;
+    let mut data = element.repeat(len / element.len().max(1));
+    data.extend_from_slice(&element[..len - data.len()]);
     mem.per_slice(&m.slices, &[m.dst.space], |one| {
         one.write(&m.dst, &data);
         Ok(())

@@ -82,13 +82,13 @@ fn placed(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Placed {
     let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
     let mut groups = Placed::new();
     for slice in mm.slices.first..mm.slices.end {
+        let dm = mm.slices.site(Space::Dm, slice);
+        let Some((bb, b, row, col)) = b_in_hbm(v, (k, n), dm, through) else { continue };
+        let Some((ab, a, stride)) = through.rows_at(dm, &mm.a.pattern, m, k * 4) else { continue };
         let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
         if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + m * n * 4)) {
             continue;
         }
-        let dm = mm.slices.site(Space::Dm, slice);
-        let Some((bb, b, row, col)) = b_in_hbm(v, (k, n), dm, through) else { continue };
-        let Some((ab, a, stride)) = through.rows_at(dm, &mm.a.pattern, m, k * 4) else { continue };
         if [b, row, col, a, stride].iter().all(|x| x.is_multiple_of(4)) {
             groups.entry((ab, stride, bb, row, col)).or_default().entry(b).or_default().push((a, slice));
         }
