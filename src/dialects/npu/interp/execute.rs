@@ -57,7 +57,7 @@ fn compute(
     let through = matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Vector(_));
     let view = program.trf.view(k).filter(|_| lazy);
     if let Some((_, reads)) = view {
-        mem.settle(reads, true);
+        mem.settle_held(reads);
     }
     mem.settle(&program.accesses[k], through);
     match instruction {

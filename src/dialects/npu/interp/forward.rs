@@ -201,6 +201,20 @@ impl Memories {
         }
     }
 
+    /// Makes the runs `reads` (a matmul's `B` read in place, [`super::trf_forward`]) safe to read: a run one forward
+    /// holds stays a forward (the matmul reads it in HBM); forwards meeting any other are carried out.
+    pub fn settle_held(&mut self, reads: &[Access]) {
+        for r in reads {
+            let Some((low, high)) = r.pattern.range() else { continue };
+            if self.forwards.holding(r.site, low as usize, (high - low) as usize).is_some() {
+                continue;
+            }
+            for at in self.forwards.meeting(r.site, low, high) {
+                self.carry_out(r.site, at);
+            }
+        }
+    }
+
     /// Records `dma` as a forward when it reads an HBM buffer and writes one run of another memory (after
     /// [`Memories::settle`] for its accesses); whether it did. Its source bytes must all have been written, as for a
     /// copy.

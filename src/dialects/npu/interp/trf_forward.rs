@@ -2,7 +2,8 @@
 //! (TRF). A load copies a box of data memory into the TRF's lanes (for weights stored row by row, a transposition:
 //! a move per element); the matmul then reads `B`'s columns out of the lanes. When every element of `B` is one the
 //! load copied out of `f32`-aligned data memory, at a fixed row and column stride there (a [`BView`]), the matmul
-//! can multiply that data memory in place, or the HBM behind it where a DMA's forward still holds the box.
+//! can multiply that data memory in place, or the HBM behind it where a DMA's forward still holds the box (or a
+//! larger one around it).
 //!
 //! A load is *elided* (not carried out at all) when every instruction that reads the TRF bytes it wrote, until they
 //! are overwritten whole, is a matmul with such a view, and nothing writes the data memory it read between the load
@@ -298,39 +299,41 @@ pub fn b_operand<'a>(
         return floats(hbm, at, row, col)
             .unwrap_or_else(|| (Cow::Owned(copied(hbm, at, row, col, (k, n))), (n as isize, 1)));
     }
-    if let Some(f) = through.forwards.exact(site, v.at, v.span(k, n)) {
+    if let Some(f) = through.forwards.holding(site, v.at, v.span(k, n)) {
         let hbm = &through.hbm[f.src as usize];
         let run = gather(hbm, &f.pattern).expect("checked written when forwarded");
-        return (Cow::Owned(copied(&run, 0, v.row, v.col, (k, n))), (n as isize, 1));
+        return (Cow::Owned(copied(&run, v.at - f.at, v.row, v.col, (k, n))), (n as isize, 1));
     }
     let data = dm.unchecked_from(0);
     floats(data, v.at, v.row, v.col)
         .unwrap_or_else(|| (Cow::Owned(copied(data, v.at, v.row, v.col, (k, n))), (n as isize, 1)))
 }
 
-/// Where view `v` of `B` (`k` × `n`) in the data memory `site` lies in HBM when a DMA's forward holds it whole at
-/// fixed strides there: the buffer, the first byte and the bytes between rows and between columns.
+/// Where view `v` of `B` (`k` × `n`) in the data memory `site` lies in HBM when a DMA's forward holds it at fixed
+/// strides there: the buffer, the first byte and the bytes between rows and between columns.
 pub fn b_in_hbm(
     v: &BView,
     (k, n): (usize, usize),
     site: Site,
     through: Through<'_>,
 ) -> Option<(u32, usize, usize, usize)> {
-    let f = through.forwards.exact(site, v.at, v.span(k, n))?;
+    let f = through.forwards.holding(site, v.at, v.span(k, n))?;
     let (at, row, col) = in_hbm(f, v, (k, n))?;
     Some((f.src, at, row, col))
 }
 
-/// Where view `v` lies in HBM behind forward `f` (whose destination is exactly the view's bytes) at fixed strides:
-/// its first byte and the bytes between rows and between columns. The forward must read one run per packet at one
+/// Where view `v` lies in HBM behind forward `f` (whose destination holds the view's bytes) at fixed strides: its
+/// first byte and the bytes between rows and between columns. The forward must read one run per packet at one
 /// stride, and `B`'s rows (or its columns) must each lie inside one packet, stepping whole packets.
 fn in_hbm(f: &Forward, v: &BView, (k, n): (usize, usize)) -> Option<(usize, usize, usize)> {
     let (base, packet, stride) = f.runs()?;
-    let inside = |count: usize, step: usize| (count - 1) * step + 4 <= packet;
+    let (q, skip) = ((v.at - f.at) / packet, (v.at - f.at) % packet);
+    let first = base + q * stride + skip;
+    let inside = |count: usize, step: usize| skip + (count - 1) * step + 4 <= packet;
     if v.row.is_multiple_of(packet) && inside(n, v.col) {
-        Some((base, v.row / packet * stride, v.col))
+        Some((first, v.row / packet * stride, v.col))
     } else if v.col.is_multiple_of(packet) && inside(k, v.row) {
-        Some((base, v.row, v.col / packet * stride))
+        Some((first, v.row, v.col / packet * stride))
     } else {
         None
     }
