@@ -83,8 +83,8 @@ fn placed(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Placed {
     let mut groups = Placed::new();
     for slice in mm.slices.first..mm.slices.end {
         let dm = mm.slices.site(Space::Dm, slice);
-        let Some((bb, b, row, col)) = b_in_hbm(v, (k, n), dm, through) else { continue };
         let Some((ab, a, stride)) = through.rows_at(dm, &mm.a.pattern, m, k * 4) else { continue };
+        let Some((bb, b, row, col)) = b_in_hbm(v, (k, n), dm, through) else { continue };
         let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
         if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + m * n * 4)) {
             continue;
