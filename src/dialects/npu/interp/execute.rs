@@ -145,7 +145,6 @@ fn copy_apart(dmas: &[&Dma], mem: &mut Memories) -> Result<(), (usize, String)> 
     }
     for d in dmas {
         mem.get(Site::of(&d.src.memory));
-        mem.get(Site::of(&d.dst.memory));
     }
     let mut taken: Vec<Bytes> = dmas.iter().map(|d| mem.take(Site::of(&d.dst.memory))).collect();
     let shared = &*mem;

@@ -35,24 +35,6 @@ pub struct Forward {
 }
 
 impl Forward {
-    /// The forward of destination bytes `[lo, hi)` alone (inside this one's), when they are whole packets of a
-    /// pattern of at most one loop, or any bytes of one run.
-    fn part(&self, lo: usize, hi: usize) -> Option<Forward> {
-        let p = self.pattern.coalesced();
-        let (skip, len, packet) = (lo - self.at, hi - lo, p.packet as usize);
-        let pattern = match p.loops[..] {
-            [] => AccessPattern::new(p.base + skip as u64, &[], len as u32),
-            [l] if skip.is_multiple_of(packet) && len.is_multiple_of(packet) => {
-                let base = p.base as i64 + (skip / packet) as i64 * l.stride;
-                AccessPattern::new(u64::try_from(base).ok()?, &[((len / packet) as u32, l.stride)], p.packet)
-            }
-            _ => return None,
-        };
-        Some(Forward { src: self.src, pattern, at: lo, len })
-    }
-}
-
-impl Forward {
     /// Where its source lies when it reads one run per packet at one stride (its pattern coalesced): the first byte,
     /// the packet's bytes and the stride (the packet, when there is one run).
     pub fn runs(&self) -> Option<(usize, usize, usize)> {
@@ -64,6 +46,22 @@ impl Forward {
             _ => return None,
         };
         Some((p.base as usize, packet, stride))
+    }
+
+    /// The forward of destination bytes `[lo, hi)` alone (inside this one's), when they are whole packets of its
+    /// [`Forward::runs`], or any bytes of one run.
+    fn part(&self, lo: usize, hi: usize) -> Option<Forward> {
+        let (base, packet, stride) = self.runs()?;
+        let (skip, len) = (lo - self.at, hi - lo);
+        let pattern = if packet == self.len {
+            AccessPattern::new((base + skip) as u64, &[], len as u32)
+        } else if skip.is_multiple_of(packet) && len.is_multiple_of(packet) {
+            let first = base + skip / packet * stride;
+            AccessPattern::new(first as u64, &[((len / packet) as u32, stride as i64)], packet as u32)
+        } else {
+            return None;
+        };
+        Some(Forward { src: self.src, pattern, at: lo, len })
     }
 }
 
@@ -150,12 +148,11 @@ impl<'a> Through<'a> {
     pub fn rows_at(&self, site: Site, pattern: &AccessPattern, rows: usize, row: usize) -> Option<(u32, usize, usize)> {
         let f = self.forwards.exact(site, contiguous_start(pattern)?, rows * row)?;
         let (base, packet, stride) = f.runs()?;
-        let stride = match packet {
-            _ if packet == rows * row => row,
-            _ if packet == row && stride >= row => stride,
-            _ => return None,
-        };
-        Some((f.src, base, stride))
+        if packet == rows * row {
+            Some((f.src, base, row))
+        } else {
+            (packet == row && stride >= row).then_some((f.src, base, stride))
+        }
     }
 }
 
@@ -182,7 +179,7 @@ impl Memories {
                 let (fl, fh) = (f.at as i128, (f.at + f.len) as i128);
                 let reads = reads.get_or_insert_with(|| read_ranges(accesses));
                 let read = reads.get(&w.site).is_some_and(|rs| rs.iter().any(|&(l, h)| l < fh && fl < h));
-                // What a run written whole overwrites need not be copied first (all of it: the forward is dropped).
+                // What a run written whole overwrites need not be copied first: the forward keeps only the rest.
                 match whole.filter(|_| !read) {
                     Some(overwritten) => self.split_around(w.site, at, overwritten),
                     None => self.carry_out(w.site, at),

@@ -13,7 +13,6 @@ use super::memory::Bytes;
 use super::state::{contiguous_start, Memories};
 use super::trf_forward::{b_in_hbm, floats, BView};
 use crate::array::gemm::Gemm;
-use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::Space;
 use crate::machine::ElemType;
@@ -52,7 +51,7 @@ pub fn run_stacked(mm: &Matmul, mem: &mut Memories, v: &BView) -> Vec<u64> {
     let mut taken: Vec<(Stack, Vec<Bytes>)> = stacks
         .into_iter()
         .map(|s| {
-            let accs = s.slices.iter().map(|&slice| take(mem, mm.slices.site(Space::Acc, slice))).collect();
+            let accs = s.slices.iter().map(|&slice| mem.take(mm.slices.site(Space::Acc, slice))).collect();
             (s, accs)
         })
         .collect();
@@ -66,12 +65,6 @@ pub fn run_stacked(mm: &Matmul, mem: &mut Memories, v: &BView) -> Vec<u64> {
         }
     }
     all.into_iter().filter(|s| !stacked[(s - mm.slices.first) as usize]).collect()
-}
-
-/// The memory at on-chip `site`, allocated if new and moved out.
-fn take(mem: &mut Memories, site: Site) -> Bytes {
-    mem.get(site);
-    mem.take(site)
 }
 
 /// Where each slice's `A` row block and `B` column block lie, by what they share: per first byte of `B`, the first

@@ -51,11 +51,13 @@ impl Memories {
         }
     }
 
-    /// The memory at `site`, moved out (an empty one left in its place) until [`Memories::put`] gives it back.
+    /// The memory at `site` (allocated if new), moved out (an empty one left in its place) until [`Memories::put`]
+    /// gives it back.
     pub fn take(&mut self, site: Site) -> Bytes {
+        self.get(site);
         match site {
             Site::Hbm(region) => std::mem::replace(&mut self.hbm[region as usize], Bytes::empty(0)),
-            Site::Slice(..) => self.slices.remove(&site).unwrap_or_else(|| Bytes::empty(0)),
+            Site::Slice(..) => self.slices.remove(&site).expect("allocated"),
         }
     }
 
@@ -167,10 +169,7 @@ impl Memories {
             .map(|&slice| {
                 Space::ALL.map(|space| {
                     let site = slices.site(space, slice);
-                    used.contains(&space).then(|| {
-                        self.get(site);
-                        self.slices.remove(&site).expect("allocated")
-                    })
+                    used.contains(&space).then(|| self.take(site))
                 })
             })
             .collect();
