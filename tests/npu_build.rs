@@ -106,7 +106,7 @@ fn instruction(step: &Step) -> (Instruction, String) {
                 pattern: AccessPattern::new(at(dm, words), &[(words as u32, 8)], 8),
             };
             let (src, dst) = if to_dm { (hbm, dm) } else { (dm, hbm) };
-            (Instruction::Dma(Dma { src, dst }), format!("dma{engine}"))
+            (Instruction::Dma(Dma::new(src, dst)), format!("dma{engine}"))
         }
         Step::Vector(unary, first, end, src, rhs, dst, words, sub) => {
             let operand = |base: u64| Operand {

@@ -1,11 +1,13 @@
 //! What a DMA command of `tap-npu v0` means, apart from its syntax (`npu-machine.md` §4–5): a source and a
-//! destination, each a memory (HBM, or one slice's data memory) with an access pattern; the rules a command must
-//! keep (packet limit, 8-byte aligned writes into DM, equal shapes, injective in-bounds writes, no partial overlap)
-//! and its cycle cost (startup, 256-byte units, same-tier serialization, unaligned HBM reads, partial HBM writes).
+//! destination, each a memory (HBM, or one slice's data memory) with an access pattern, and optionally a spread over
+//! several slices (the `spatial` aggregate: one command scattering to, broadcasting to or gathering from many
+//! slices' data memory); the rules a command must keep (packet limit, 8-byte aligned writes into DM, equal shapes,
+//! injective in-bounds writes, no partial overlap) and its cycle cost (startup, 256-byte units, same-tier
+//! serialization, unaligned HBM reads, partial HBM writes).
 //! The `npu.dma` instruction, its verifier and the interpreter read these; the worked examples of the machine
 //! description are its tests.
 
-use super::access::{AccessPattern, Injectivity, MAX_ENUMERATED_PACKETS};
+use super::access::{AccessPattern, Injectivity, Loop, MAX_ENUMERATED_PACKETS};
 use crate::machine::NpuConfig;
 
 /// Where one side of a DMA lies.
@@ -49,16 +51,72 @@ pub struct Side {
     pub pattern: AccessPattern,
 }
 
-/// A DMA command: bytes read by `src`'s pattern are written, packet by packet in order, by `dst`'s.
+/// A DMA command: bytes read by `src`'s pattern are written, packet by packet in order, by `dst`'s; with a
+/// `spread`, once per slice of it ([`Dma::parts`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Dma {
     /// Where it reads.
     pub src: Side,
     /// Where it writes.
     pub dst: Side,
+    /// The slices besides the DM side's one, outer to inner (empty: that slice alone).
+    pub spread: Vec<SpreadLoop>,
+}
+
+/// One loop of a spread over slices: for each of `count` indices, the DM side's slice moves `step` further in its
+/// cluster and the HBM side's base `hbm_stride` bytes (0 with an HBM source: every slice gets the same bytes, read
+/// once, a broadcast).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SpreadLoop {
+    /// Iterations (at least 1).
+    pub count: u32,
+    /// Slices between iterations.
+    pub step: u64,
+    /// Bytes the HBM side moves between iterations.
+    pub hbm_stride: i64,
 }
 
 impl Dma {
+    /// A command between one slice (or none) and HBM, without a spread.
+    pub fn new(src: Side, dst: Side) -> Dma {
+        Dma { src, dst, spread: Vec::new() }
+    }
+
+    /// The single-slice commands it is, one per index tuple of its spread (innermost fastest): the DM side on its
+    /// slice, the HBM side's base moved by the tuple's strides. Without a spread, the command itself.
+    pub fn parts(&self) -> Vec<Dma> {
+        let mut out = vec![Dma::new(self.src.clone(), self.dst.clone())];
+        for l in &self.spread {
+            let mut next = Vec::with_capacity(out.len() * l.count as usize);
+            for part in &out {
+                for i in 0..l.count as i64 {
+                    let mut p = part.clone();
+                    for side in [&mut p.src, &mut p.dst] {
+                        match &mut side.memory {
+                            Memory::Dm { slice, .. } => *slice += i as u64 * l.step,
+                            Memory::Hbm { .. } => {
+                                side.pattern.base = (side.pattern.base as i64 + i * l.hbm_stride) as u64
+                            }
+                        }
+                    }
+                    next.push(p);
+                }
+            }
+            out = next;
+        }
+        out
+    }
+
+    /// How many slices it serves (1 without a spread).
+    pub fn slices(&self) -> u64 {
+        self.spread.iter().map(|l| l.count as u64).product()
+    }
+
+    /// The HBM side: the source of a scatter or broadcast, the destination of a gather.
+    fn hbm_side(&self) -> Option<&Side> {
+        [&self.src, &self.dst].into_iter().find(|s| matches!(s.memory, Memory::Hbm { .. }))
+    }
+
     /// Whether it moves bytes from one chip to another (over a link).
     pub fn crosses_chips(&self) -> bool {
         self.src.memory.chip() != self.dst.memory.chip()
@@ -109,7 +167,71 @@ impl Dma {
                 ))
             }
         }
-        self.check_overlap()
+        self.check_overlap()?;
+        self.check_spread(cfg)
+    }
+
+    /// A spread joins one HBM side and one DM side on one chip; its slices are distinct and in the cluster, every
+    /// part's HBM bytes within the buffer and aligned as its first part's, and a gather's parts write apart.
+    fn check_spread(&self, cfg: &NpuConfig) -> Result<(), String> {
+        if self.spread.is_empty() {
+            return Ok(());
+        }
+        let (Some(hbm), Some(Memory::Dm { slice, .. })) = (self.hbm_side(), self.dm_memory()) else {
+            return Err("a spread over slices joins an HBM buffer and data memory".into());
+        };
+        if self.spread.iter().any(|l| l.count == 0) {
+            return Err("a spread loop of 0 slices serves nothing".into());
+        }
+        let slices =
+            AccessPattern::new(slice, &self.spread.iter().map(|l| (l.count, l.step as i64)).collect::<Vec<_>>(), 1);
+        let (_, end) = slices.range().expect("a spread serves a slice");
+        if end as u64 > cfg.slices_per_cluster {
+            return Err(format!("the spread reaches slice {} of a cluster of {}", end - 1, cfg.slices_per_cluster));
+        }
+        if let Injectivity::Overlap(a, _) = slices.injectivity() {
+            return Err(format!("the spread names slice {} twice", slice as i128 + a));
+        }
+        let align = cfg.dm_write_align as i64;
+        if let Some(l) = self.spread.iter().find(|l| l.hbm_stride % align != 0) {
+            return Err(format!("the spread's HBM stride {} is not {align}-byte aligned", l.hbm_stride));
+        }
+        let Memory::Hbm { bytes, .. } = hbm.memory else { unreachable!("an HBM side") };
+        let whole = self.hbm_extent();
+        if !whole.within(bytes) {
+            let (low, high) = whole.range().expect("a spread touches bytes");
+            return Err(format!("the spread's HBM side touches bytes {low}..{high}, outside its {bytes} B"));
+        }
+        if !matches!(self.dst.memory, Memory::Hbm { .. }) {
+            return Ok(());
+        }
+        match whole.injectivity() {
+            Injectivity::Injective => Ok(()),
+            Injectivity::Overlap(a, b) => {
+                Err(format!("the spread's slices write HBM twice: packets at offsets {a} and {b} overlap"))
+            }
+            Injectivity::Unknown => Err(format!(
+                "cannot show the spread's slices write HBM apart: its loops do not nest and it has more than \
+                 MAX_ENUMERATED_PACKETS ({MAX_ENUMERATED_PACKETS}) packets"
+            )),
+        }
+    }
+
+    /// The DM side's memory (its first slice's).
+    fn dm_memory(&self) -> Option<Memory> {
+        [self.src.memory, self.dst.memory].into_iter().find(|m| matches!(m, Memory::Dm { .. }))
+    }
+
+    /// Every byte the HBM side touches over the spread: its pattern inside the spread's loops (a source's
+    /// broadcast loops left out: they read the same bytes again).
+    fn hbm_extent(&self) -> AccessPattern {
+        let side = self.hbm_side().expect("a spread has an HBM side");
+        let read = matches!(self.src.memory, Memory::Hbm { .. });
+        let spread = self.spread.iter().filter(|l| !read || l.hbm_stride != 0);
+        let spread = spread.map(|l| Loop { count: l.count, stride: l.hbm_stride });
+        let mut p = side.pattern.clone();
+        p.loops = spread.chain(side.pattern.loops.iter().copied()).collect();
+        p
     }
 
     /// Writes into DM are 8-byte aligned (base, packet, every stride); HBM↔DM transfers have 8-byte aligned bases
@@ -163,8 +285,21 @@ impl Dma {
 
     /// Cycles: `startup + f · packets · ceil(packet / unit)` (`f = 2` within one tier: HBM to HBM, or DM to DM in
     /// one cluster), plus per packet an unaligned HBM read's and a partial HBM write's extra cycles; between chips,
-    /// the link's `latency + ceil(bytes / bandwidth)`.
+    /// the link's `latency + ceil(bytes / bandwidth)`. A spread starts once and moves every part's packets, but a
+    /// broadcast's once (the engine reads them once and the network delivers them to every slice).
     pub fn cycles(&self, cfg: &NpuConfig) -> u64 {
+        if self.spread.is_empty() || self.hbm_side().is_none() {
+            return self.part_cycles(cfg);
+        }
+        let extent = self.hbm_extent();
+        let mut whole = Dma::new(self.src.clone(), self.dst.clone());
+        whole.src.pattern = extent.clone();
+        whole.dst.pattern = extent;
+        whole.part_cycles(cfg)
+    }
+
+    /// The cycles of the command's own patterns (its spread aside).
+    fn part_cycles(&self, cfg: &NpuConfig) -> u64 {
         let (src, dst) = (&self.src, &self.dst);
         if self.crosses_chips() {
             return cfg.link_cycles(src.pattern.bytes().unwrap_or(u64::MAX));
@@ -211,10 +346,10 @@ mod tests {
 
     fn dma(src: Memory, src_base: u64, dst: Memory, dst_base: u64, bytes: u64, packet: u32) -> Dma {
         let loops = [(bytes.div_ceil(packet as u64) as u32, packet as i64)];
-        Dma {
-            src: Side { memory: src, pattern: AccessPattern::new(src_base, &loops, packet) },
-            dst: Side { memory: dst, pattern: AccessPattern::new(dst_base, &loops, packet) },
-        }
+        Dma::new(
+            Side { memory: src, pattern: AccessPattern::new(src_base, &loops, packet) },
+            Side { memory: dst, pattern: AccessPattern::new(dst_base, &loops, packet) },
+        )
     }
 
     #[test]
@@ -259,7 +394,7 @@ mod tests {
             overlap.check(&cfg).unwrap_err(),
             "source bytes 0..256 and destination bytes 64..320 partly overlap"
         );
-        let shapes = Dma { src: dma(HBM, 0, DM, 0, 64, 64).src, dst: dma(HBM, 0, DM, 0, 128, 64).dst };
+        let shapes = Dma::new(dma(HBM, 0, DM, 0, 64, 64).src, dma(HBM, 0, DM, 0, 128, 64).dst);
         assert!(shapes.check(&cfg).unwrap_err().starts_with("source and destination move different shapes"));
         let unaligned = dma(HBM, 4, DM, 0, 64, 64).check(&cfg).unwrap_err();
         assert_eq!(

@@ -23,6 +23,7 @@ use super::transfer::{box_dma, dm_box, round_up, DmBox};
 use super::{lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
@@ -36,8 +37,6 @@ use crate::ir::{Context, OpId};
 use crate::machine::{ElemType, NpuConfig};
 use std::cell::RefCell;
 
-/// Most slices one contraction's tiles spread over.
-const MAX_SLICES: u64 = 64;
 /// Rows are not split into tiles of fewer than this to occupy more slices (DMA startups would dominate).
 const MIN_TILE_ROWS: u64 = 16;
 
@@ -155,7 +154,9 @@ fn sizes(n_pad: u64, k_ext: u64, size: u64, cfg: &NpuConfig) -> Result<Sizes, St
         let out = (third.saturating_sub((2 * n + 16) * 4) / per) / n;
         (cfg.acc_slice_bytes / 4 / n).min(inputs.saturating_sub(8)).min(out).min(1 << 12)
     };
-    let mut n = round_up(n_pad.min(128), lanes);
+    // Columns that make whole DMA units of `w`'s rows (64 f32): narrower tiles share the slices out more finely.
+    let unit = (cfg.dma_unit_bytes / size).max(lanes);
+    let mut n = round_up(n_pad.min(128).min(unit), lanes);
     loop {
         let mut k = (cfg.trf_lane_bytes / size / n.div_ceil(lanes)).min(k_ext);
         if k < k_ext {
@@ -214,24 +215,29 @@ fn lower(
         .into_iter()
         .flat_map(|s| (0..k_ext).step_by(kc as usize).map(move |k0| (s.clone(), k0, kc.min(k_ext - k0))))
         .collect();
-    let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
-    for wave in tiles.chunks(slices) {
+    for wave in tiles.chunks(chip_slices(&cfg) as usize) {
         for (c, (at, k0, kc)) in chunks.iter().enumerate() {
             let base = (l.waves % 2) * third;
             l.waves += 1;
-            let mut steps = Vec::with_capacity(wave.len());
+            let (mut steps, mut xs, mut ws) = (Vec::new(), Vec::new(), Vec::new());
             for (slice, tile) in wave.iter().enumerate() {
                 let mut t = tile.clone();
                 (t.start[kd], t.ext[kd]) = (*k0, *kc);
                 t.start[..lead].copy_from_slice(at);
-                steps.push(bring_in(l, rw, &xi, &wi, &t, slice as u64, base)?);
+                let (step, [dx, dw]) = bring_in(l, &xi, &wi, &t, slice as u64, base);
+                steps.push(step);
+                xs.push(dx);
+                ws.push(dw);
             }
+            l.dmas(rw, &xs, x.elem)?;
+            l.dmas(rw, &ws, w.elem)?;
             for (first, end) in runs(&steps) {
-                let slices = l.slices(first, end);
-                let step = &steps[first as usize];
-                l.compute(rw, &load_trf(slices, step, x.elem, &cfg))?;
-                l.compute(rw, &matmul(slices, step, x.elem, c > 0))?;
+                for slices in l.slices_in(first, end) {
+                    let step = &steps[first as usize];
+                    l.compute(rw, &load_trf(slices, step, x.elem, &cfg))?;
+                    l.compute(rw, &matmul(slices, step, x.elem, c > 0))?;
+                }
             }
         }
         finish(l, rw, wave, &ri, bi.as_ref(), 2 * third, &cfg)?;
@@ -254,7 +260,7 @@ fn plan(
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
     let mut sz = sizes(space[nd], space[kd], x.tensor.elem.bytes(), cfg)?;
     loop {
-        let tiles = tiles(space, lead, batch, sz)?;
+        let tiles = tiles(space, lead, batch, sz, chip_slices(cfg))?;
         let fits = tiles.iter().all(|t| {
             let mut t = t.clone();
             t.ext[kd] = sz.k.min(space[kd]);
@@ -276,9 +282,14 @@ fn plan(
     }
 }
 
+/// The slices of a chip, all of which a contraction's tiles may spread over (numbered across its clusters).
+fn chip_slices(cfg: &NpuConfig) -> u64 {
+    cfg.clusters.saturating_mul(cfg.slices_per_cluster).max(1)
+}
+
 /// The tiles of batch × rows × n (the `lead` other summed dimensions at index 0 and `k` left whole: a tile walks
-/// them): one batch index each, boxes of at most `sz.m` rows, chunks of `sz.n` columns.
-fn tiles(space: &[u64], lead: usize, batch: usize, sz: Sizes) -> Result<Vec<Tile>, String> {
+/// them): one batch index each, boxes of at most `sz.m` rows, chunks of `sz.n` columns, about as many as `slices`.
+fn tiles(space: &[u64], lead: usize, batch: usize, sz: Sizes, slices: u64) -> Result<Vec<Tile>, String> {
     let (nd, kd) = (space.len() - 2, space.len() - 1);
     let space_of = &space[lead..];
     let batches: u64 = space_of[..batch].iter().product();
@@ -286,7 +297,7 @@ fn tiles(space: &[u64], lead: usize, batch: usize, sz: Sizes) -> Result<Vec<Tile
     let rows = &space_of[batch..nd - lead];
     // As many tiles as slices, but none of fewer than MIN_TILE_ROWS rows.
     let most = rows.iter().product::<u64>().div_ceil(MIN_TILE_ROWS);
-    let want = MAX_SLICES.div_ceil(batches.saturating_mul(column_tiles)).min(most).max(1);
+    let want = slices.div_ceil(batches.saturating_mul(column_tiles)).min(most).max(1);
     let row_tiles = match rows.is_empty() {
         true => vec![Tile { start: Vec::new(), ext: Vec::new() }],
         false => Tiling::choose(rows, &|e| e.iter().product(), sz.m, want, 1)?.tiles(),
@@ -332,25 +343,17 @@ struct Step {
     w_strides: (i64, i64),
 }
 
-/// Brings `tile`'s boxes of `x` and `w` into slice `slice` from `base` on.
-fn bring_in(
-    l: &mut Lowering,
-    rw: &mut Rewriter<'_>,
-    x: &Input,
-    w: &Input,
-    tile: &Tile,
-    slice: u64,
-    base: u64,
-) -> Result<Step, String> {
-    let cfg = l.cfg.clone();
+/// Where `tile`'s boxes of `x` and `w` lie in slice `slice` (from `base` on), and the DMAs bringing them in.
+fn bring_in(l: &Lowering, x: &Input, w: &Input, tile: &Tile, slice: u64, base: u64) -> (Step, [Dma; 2]) {
+    let cfg = &l.cfg;
     let memory = l.dm(slice);
     let (n_dim, k_dim) = (tile.ext.len() - 2, tile.ext.len() - 1);
     let mut at = base;
-    let mut boxes = Vec::new();
+    let (mut boxes, mut dmas) = (Vec::new(), Vec::new());
     for t in [x, w] {
         let (start, ext, skip) = operand_box(t, tile, cfg.dm_write_align);
-        let dm = dm_box(&t.tensor, &ext, at, &cfg);
-        l.dma(rw, &box_dma(&t.tensor, &start, &ext, &dm, memory, true, &cfg), t.tensor.elem)?;
+        let dm = dm_box(&t.tensor, &ext, at, cfg);
+        dmas.push(box_dma(&t.tensor, &start, &ext, &dm, memory, true, cfg));
         at += dm.bytes;
         boxes.push((dm, skip));
     }
@@ -358,7 +361,7 @@ fn bring_in(
     let (wdm, wskip) = boxes[1].clone();
     let order: Vec<usize> = (0..n_dim).filter(|&d| x.map[d].is_some()).chain([k_dim]).collect();
     let stride = |d: usize| w.map[d].map_or(0, |j| wdm.strides[j]);
-    Ok(Step {
+    let step = Step {
         m: tile.ext[..n_dim].iter().product(),
         k: tile.ext[k_dim],
         n: tile.ext[n_dim],
@@ -366,7 +369,8 @@ fn bring_in(
         w_strides: (stride(k_dim), stride(n_dim)),
         w: wdm,
         w_skip: wskip,
-    })
+    };
+    (step, dmas.try_into().expect("two DMAs"))
 }
 
 /// `w`'s box into the TRF: column `j` (`8g + l`) in lane `l` from byte `g · k · size`, its `k` elements in order.
@@ -432,51 +436,93 @@ fn finish(
 ) -> Result<(), String> {
     let nd = wave[0].ext.len() - 2;
     let shapes: Vec<(u64, u64)> = wave.iter().map(|t| (t.ext[..nd].iter().product::<u64>(), t.ext[nd])).collect();
+    let at = Placement { out, to: r.tensor.elem };
+    if let Some(b) = bias {
+        let boxes = wave.iter().zip(&shapes).enumerate().map(|(slice, (tile, &shape))| {
+            let (start, ext, _) = operand_box(b, tile, cfg.dm_write_align);
+            let dm = dm_box(&b.tensor, &ext, at.bias(shape), cfg);
+            box_dma(&b.tensor, &start, &ext, &dm, l.dm(slice as u64), true, cfg)
+        });
+        let dmas: Vec<Dma> = boxes.collect();
+        l.dmas(rw, &dmas, b.tensor.elem)?;
+    }
     for (first, end) in runs(&shapes) {
-        let slices = l.slices(first, end);
-        let (m, n) = shapes[first as usize];
-        let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
-        let (to, wide_t) = (r.tensor.elem, accumulated(r.tensor.elem));
-        // An i8 result: its i32 tile goes after the i8 one, its bias after that.
-        let moved_at = if to == ElemType::I8 { out + round_up(m * n, 8) } else { out };
-        if let Some(b) = bias {
-            let at = moved_at + m * n * 4;
-            let mut reads = Vec::new();
-            for (slice, tile) in wave.iter().enumerate().take(end as usize).skip(first as usize) {
-                let (start, ext, skip) = operand_box(b, tile, cfg.dm_write_align);
-                let dm = dm_box(&b.tensor, &ext, at, cfg);
-                let memory = l.dm(slice as u64);
-                l.dma(rw, &box_dma(&b.tensor, &start, &ext, &dm, memory, true, cfg), b.tensor.elem)?;
-                reads.push((dm, skip));
-            }
-            let (dm, skip) = &reads[0];
-            let mut row =
-                AccessPattern::new(dm.base + skip * b.tensor.elem.bytes(), &[], (n * b.tensor.elem.bytes()) as u32);
-            if b.tensor.elem != wide_t {
-                let wide = AccessPattern::new(round_up(at + dm.bytes, 8), &[], (n * 4) as u32);
-                l.compute(rw, &cast(slices, Space::Dm, &row, b.tensor.elem, wide.clone(), wide_t))?;
-                row = wide;
-            }
-            let rhs = AccessPattern::new(row.base, &[(m as u32, 0)], (n * 4) as u32);
-            let add = Vector {
-                kind: "add".into(),
-                slices,
-                src: acc.clone(),
-                rhs: Some(Rhs::Operand(Operand { space: Space::Dm, pattern: rhs })),
-                dst: acc.clone(),
-                dtype: wide_t,
-            };
-            l.compute(rw, &Instruction::Vector(add))?;
-        }
-        for step in out_of_acc(slices, &acc.pattern, m * n, wide_t, out, to) {
-            l.compute(rw, &step)?;
+        let tile = &wave[first as usize];
+        for slices in l.slices_in(first, end) {
+            finish_run(l, rw, slices, shapes[first as usize], tile, bias, at, cfg)?;
         }
     }
-    for (slice, tile) in wave.iter().enumerate() {
+    let results = wave.iter().enumerate().map(|(slice, tile)| {
         let (start, ext, _) = operand_box(r, tile, 0);
         let dm = dm_box(&r.tensor, &ext, out, cfg);
-        let memory = l.dm(slice as u64);
-        l.dma(rw, &box_dma(&r.tensor, &start, &ext, &dm, memory, false, cfg), r.tensor.elem)?;
+        box_dma(&r.tensor, &start, &ext, &dm, l.dm(slice as u64), false, cfg)
+    });
+    let results: Vec<Dma> = results.collect();
+    l.dmas(rw, &results, r.tensor.elem)
+}
+
+/// Where a finished tile goes in data memory: at `out`, as `to`; an i8 result's i32 tile after the i8 one, and the
+/// bias after that.
+#[derive(Copy, Clone)]
+struct Placement {
+    out: u64,
+    to: ElemType,
+}
+
+impl Placement {
+    /// Where the i32 or f32 tile of `m × n` is moved.
+    fn moved(self, (m, n): (u64, u64)) -> u64 {
+        if self.to == ElemType::I8 {
+            self.out + round_up(m * n, 8)
+        } else {
+            self.out
+        }
+    }
+
+    /// Where the bias row of a tile of `m × n` comes in.
+    fn bias(self, (m, n): (u64, u64)) -> u64 {
+        self.moved((m, n)) + m * n * 4
+    }
+}
+
+/// The bias added to the accumulator tile of `m × n` on `slices` (whose first tile is `tile`; the bias came in by
+/// [`finish`]'s DMAs), and the tile moved out of the accumulator.
+#[allow(clippy::too_many_arguments)]
+fn finish_run(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    slices: Slices,
+    (m, n): (u64, u64),
+    tile: &Tile,
+    bias: Option<&Input>,
+    at: Placement,
+    cfg: &NpuConfig,
+) -> Result<(), String> {
+    let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], (m * n * 4) as u32) };
+    let wide_t = accumulated(at.to);
+    if let Some(b) = bias {
+        let (_, ext, skip) = operand_box(b, tile, cfg.dm_write_align);
+        let dm = dm_box(&b.tensor, &ext, at.bias((m, n)), cfg);
+        let size = b.tensor.elem.bytes();
+        let mut row = AccessPattern::new(dm.base + skip * size, &[], (n * size) as u32);
+        if b.tensor.elem != wide_t {
+            let wide = AccessPattern::new(round_up(dm.base + dm.bytes, 8), &[], (n * 4) as u32);
+            l.compute(rw, &cast(slices, Space::Dm, &row, b.tensor.elem, wide.clone(), wide_t))?;
+            row = wide;
+        }
+        let rhs = AccessPattern::new(row.base, &[(m as u32, 0)], (n * 4) as u32);
+        let add = Vector {
+            kind: "add".into(),
+            slices,
+            src: acc.clone(),
+            rhs: Some(Rhs::Operand(Operand { space: Space::Dm, pattern: rhs })),
+            dst: acc.clone(),
+            dtype: wide_t,
+        };
+        l.compute(rw, &Instruction::Vector(add))?;
+    }
+    for step in out_of_acc(slices, &acc.pattern, m * n, wide_t, at.out, at.to) {
+        l.compute(rw, &step)?;
     }
     Ok(())
 }

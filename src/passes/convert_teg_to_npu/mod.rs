@@ -17,6 +17,7 @@ mod estimate;
 mod host;
 mod operand;
 mod reduction;
+mod spread;
 mod tiles;
 mod transfer;
 mod views;
@@ -113,6 +114,15 @@ impl Lowering {
         self.kernel.dma(rw, dma, elem, &format!("dma{engine}")).map(|_| ())
     }
 
+    /// Writes single-slice DMAs `parts` (in slice order, of `elem` elements) as few spread commands as line up
+    /// ([`spread::merge`]), but at least one per engine while they can be split.
+    pub fn dmas(&mut self, rw: &mut Rewriter<'_>, parts: &[Dma], elem: ElemType) -> Result<(), String> {
+        for command in spread::merge(parts, self.engine_cycles.len(), &self.cfg) {
+            self.dma(rw, &command, elem)?;
+        }
+        Ok(())
+    }
+
     /// Value `v` as the op being lowered reads it: its buffer, or its replica on the op's chip (copied there over
     /// the link the first time).
     fn operand(&mut self, rw: &mut Rewriter<'_>, v: ValueId) -> Result<Tensor, String> {
@@ -126,19 +136,37 @@ impl Lowering {
         Ok(replica)
     }
 
+    /// Slices `first..end` of the chip of the op being lowered, numbered across its clusters (cluster `c`'s
+    /// first is `c · slices_per_cluster`): one range per cluster they reach.
+    pub fn slices_in(&self, first: u64, end: u64) -> Vec<Slices> {
+        let per = self.cfg.slices_per_cluster.max(1);
+        let mut out = Vec::new();
+        let mut at = first;
+        while at < end {
+            let cluster = at / per;
+            let stop = end.min((cluster + 1) * per);
+            out.push(Slices { chip: self.chip, cluster, first: at - cluster * per, end: stop - cluster * per });
+            at = stop;
+        }
+        out
+    }
+
     /// Slices `first..end` of cluster 0 of the chip of the op being lowered.
     pub fn slices(&self, first: u64, end: u64) -> Slices {
         Slices { chip: self.chip, cluster: 0, first, end }
     }
 
-    /// The data memory of slice `slice` of cluster 0 of the chip of the op being lowered.
+    /// The data memory of slice `slice` of the chip of the op being lowered, numbered across its clusters.
     pub fn dm(&self, slice: u64) -> Memory {
-        Memory::Dm { chip: self.chip, cluster: 0, slice }
+        let per = self.cfg.slices_per_cluster.max(1);
+        Memory::Dm { chip: self.chip, cluster: slice / per, slice: slice % per }
     }
 
-    /// Writes a compute instruction on the main queue.
+    /// Writes a compute instruction on the main queue, or on the sub queue for the slices of an odd cluster: the
+    /// chip's two compute queues drive its clusters side by side.
     pub fn compute(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
-        self.kernel.compute(rw, instruction, "main").map(|_| ())
+        let queue = if instruction.cluster() % 2 == 1 { "sub" } else { "main" };
+        self.kernel.compute(rw, instruction, queue).map(|_| ())
     }
 
     /// Writes an instruction preparing data (a memset before a transfer) on the sub queue, so that it does not

@@ -95,9 +95,9 @@ pub fn rows_dma(
         pattern: AccessPattern::new(dm.base, &loops.iter().map(|l| (l.0, l.2)).collect::<Vec<_>>(), packet as u32),
     };
     if to_dm {
-        Dma { src: hbm, dst: dm }
+        Dma::new(hbm, dm)
     } else {
-        Dma { src: dm, dst: hbm }
+        Dma::new(dm, hbm)
     }
 }
 
@@ -108,7 +108,7 @@ pub fn hbm_copy(from: &Tensor, to: &Tensor, cfg: &NpuConfig) -> Dma {
         memory: t.hbm(),
         pattern: AccessPattern::new(0, &[(count as u32, packet as i64)], packet as u32),
     };
-    Dma { src: side(from), dst: side(to) }
+    Dma::new(side(from), side(to))
 }
 
 /// A run of `bytes` as `count` packets of at most `max` bytes, each a multiple of `unit` (the DM write alignment;

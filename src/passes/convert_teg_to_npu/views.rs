@@ -255,7 +255,7 @@ fn constant(l: &mut Lowering, rw: &mut Rewriter<'_>, r: &Tensor, value: f64) -> 
         let dm =
             Side { memory: Memory::Dm { chip: 0, cluster: 0, slice: 0 }, pattern: AccessPattern::new(0, &[], bytes) };
         let hbm = Side { memory: hbm(&t), pattern: AccessPattern::new(0, &[], bytes) };
-        l.dma(rw, &Dma { src: dm, dst: hbm }, r.elem)?;
+        l.dma(rw, &Dma::new(dm, hbm), r.elem)?;
     }
     Ok(t)
 }
@@ -332,7 +332,7 @@ fn dma(x: &Tensor, src: u64, r: &Tensor, dst: u64, loops: &[(u32, i64, i64)], pa
         memory: hbm(t),
         pattern: AccessPattern::new(base, &loops.iter().map(|l| (l.0, pick(l))).collect::<Vec<_>>(), packet as u32),
     };
-    Dma { src: side(x, src, |l| l.1), dst: side(r, dst, |l| l.2) }
+    Dma::new(side(x, src, |l| l.1), side(r, dst, |l| l.2))
 }
 
 /// The boxes of `whole` no box of `parts` covers (a box minus each part in turn, cut along each dimension).

@@ -207,6 +207,12 @@ impl Writer<'_> {
         let loops = self.ints.attr(Attr::Array(loops.into()));
         self.prop("loops", loops);
         self.int("packet", d.src.pattern.packet as i64);
+        if !d.spread.is_empty() {
+            let spread: Vec<AttrId> =
+                d.spread.iter().map(|l| self.list(&[l.count as i64, l.step as i64, l.hbm_stride])).collect();
+            let spread = self.ints.attr(Attr::Array(spread.into()));
+            self.prop("spread", spread);
+        }
     }
 
     /// The op state: operands (buffers, then the semaphores waited for, then those signalled) and properties.

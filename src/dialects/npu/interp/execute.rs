@@ -30,8 +30,7 @@ pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result
         match &actions[k] {
             Some(Instruction::Dma(_)) => {
                 let steps = &order[i..i + program.dma_groups[i]];
-                let group: Vec<&Dma> = steps.iter().filter_map(|&k| dma(&actions[k])).collect();
-                run_dmas(steps, &group, &program.accesses, mem, lazy)?;
+                run_dmas(steps, &program.parts, &program.accesses, mem, lazy)?;
                 i += steps.len();
             }
             Some(_) if lazy && program.trf.skips(k, mem) => i += 1,
@@ -66,25 +65,28 @@ fn compute(
     }
 }
 
-/// Carries out `dmas` (steps `order`, whose accesses are in `accesses`), found apart by [`dma_group`]: when `lazy`,
-/// those that can become forwards do, and the others copy in parallel.
+/// Carries out the DMAs of steps `order` (each step's single-slice commands in `parts`, its accesses in
+/// `accesses`), found apart by [`dma_group`]: when `lazy`, those that can become forwards do, and the others copy in
+/// parallel.
 fn run_dmas(
     order: &[usize],
-    dmas: &[&Dma],
+    parts: &[Vec<Dma>],
     accesses: &[Vec<Access>],
     mem: &mut Memories,
     lazy: bool,
 ) -> Result<(), (usize, String)> {
     let (mut copies, mut failed) = (Vec::new(), None);
-    for (&k, d) in order.iter().zip(dmas) {
+    'steps: for &k in order {
         mem.settle(&accesses[k], false);
-        match lazy.then(|| mem.forward(d)) {
-            Some(Ok(true)) => {}
-            Some(Err(at)) => {
-                failed = Some((k, unwritten_hbm_or_dm(at)));
-                break;
+        for d in &parts[k] {
+            match lazy.then(|| mem.forward(d)) {
+                Some(Ok(true)) => {}
+                Some(Err(at)) => {
+                    failed = Some((k, unwritten_hbm_or_dm(at)));
+                    break 'steps;
+                }
+                _ => copies.push((k, d)),
             }
-            _ => copies.push((k, *d)),
         }
     }
     // The copies before a forward that failed go first: the error is the earliest DMA's, as when all copy.
@@ -93,55 +95,52 @@ fn run_dmas(
     failed.map_or(Ok(()), Err)
 }
 
-/// The DMA a step does, if it does one.
-fn dma(action: &Option<Instruction>) -> Option<&Dma> {
-    match action {
-        Some(Instruction::Dma(d)) => Some(d),
-        _ => None,
-    }
-}
-
-/// Per position in `order` (steps in the order they run), how many DMAs from there [`run_in_order`] runs at once,
-/// found once when the program is loaded (0 where no group starts).
-pub fn dma_groups(order: &[usize], actions: &[Option<Instruction>]) -> Vec<usize> {
+/// Per position in `order` (steps in the order they run), how many DMA steps from there [`run_in_order`] runs at
+/// once, found once when the program is loaded (0 where no group starts).
+pub fn dma_groups(order: &[usize], parts: &[Vec<Dma>]) -> Vec<usize> {
     let mut groups = vec![0; order.len()];
     let mut i = 0;
     while i < order.len() {
-        groups[i] = dma_group(&order[i..], actions).len();
+        groups[i] = dma_group(&order[i..], parts);
         i += groups[i].max(1);
     }
     groups
 }
 
-/// The DMAs from the start of `order` that may run at once: each writes a memory no other of them reads or writes;
-/// a DMA within one memory goes alone.
-fn dma_group<'a>(order: &[usize], actions: &'a [Option<Instruction>]) -> Vec<&'a Dma> {
+/// How many DMA steps from the start of `order` may run at once: each of their single-slice commands writes a
+/// memory no other reads or writes. A step whose commands share a memory (a copy within one, a gather into one
+/// buffer) goes alone, its commands one after another.
+fn dma_group(order: &[usize], parts: &[Vec<Dma>]) -> usize {
     let (mut reads, mut writes) = (HashSet::new(), HashSet::new());
-    let mut group = Vec::new();
+    let mut steps = 0;
     for &k in order {
-        let Some(d) = dma(&actions[k]) else { break };
-        let (s, t) = (Site::of(&d.src.memory), Site::of(&d.dst.memory));
-        let alone = s == t;
-        if !group.is_empty() && (alone || writes.contains(&t) || reads.contains(&t) || writes.contains(&s)) {
+        if parts[k].is_empty() {
             break;
         }
-        group.push(d);
+        let sites = || parts[k].iter().map(|d| (Site::of(&d.src.memory), Site::of(&d.dst.memory)));
+        let (s, t): (HashSet<Site>, HashSet<Site>) = sites().unzip();
+        let alone = t.len() < parts[k].len() || s.iter().any(|x| t.contains(x));
+        let meets = t.iter().any(|x| writes.contains(x) || reads.contains(x)) || s.iter().any(|x| writes.contains(x));
+        if steps > 0 && (alone || meets) {
+            break;
+        }
+        steps += 1;
         if alone {
             break;
         }
-        reads.insert(s);
-        writes.insert(t);
+        reads.extend(s);
+        writes.extend(t);
     }
-    group
+    steps
 }
 
-/// Carries out DMAs that [`dma_group`] found apart, in parallel; the position of the first that fails and why.
+/// Carries out DMAs that [`dma_group`] found apart (or the commands of one step that goes alone, one after
+/// another), in parallel; the position of the first that fails and why.
 fn copy_apart(dmas: &[&Dma], mem: &mut Memories) -> Result<(), (usize, String)> {
-    if dmas.is_empty() {
-        return Ok(());
-    }
-    if let [one] = dmas {
-        return copy(one, mem).map_err(|m| (0, m));
+    let targets: HashSet<Site> = dmas.iter().map(|d| Site::of(&d.dst.memory)).collect();
+    let sources = || dmas.iter().map(|d| Site::of(&d.src.memory));
+    if dmas.len() < 2 || targets.len() < dmas.len() || sources().any(|s| targets.contains(&s)) {
+        return dmas.iter().enumerate().try_for_each(|(i, d)| copy(d, mem).map_err(|m| (i, m)));
     }
     for d in dmas {
         mem.get(Site::of(&d.src.memory));
@@ -162,7 +161,7 @@ fn copy_apart(dmas: &[&Dma], mem: &mut Memories) -> Result<(), (usize, String)> 
 /// Carries out `instruction` (verified, so every pattern is inside its memory).
 pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -> Result<(), String> {
     match instruction {
-        Instruction::Dma(d) => copy(d, mem),
+        Instruction::Dma(d) => d.parts().iter().try_for_each(|p| copy(p, mem)),
         Instruction::Memset(m) => fill(m, mem),
         Instruction::Stream(s) => stream(s, mem),
         Instruction::Matmul(m) => matmul(m, mem, cfg, None),

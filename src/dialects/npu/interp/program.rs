@@ -8,7 +8,7 @@ use super::schedule::{schedule, Footprint, Schedule, ScheduleError, Step};
 use super::trf_forward::TrfPlan;
 use super::{InterpError, MAX_CLOCK_ENTRIES, MAX_HBM_BYTES, MAX_ONCHIP_BYTES, MIN_SITE_BYTES};
 use crate::array::DType;
-use crate::dialects::npu::dma::Memory;
+use crate::dialects::npu::dma::{Dma, Memory};
 use crate::dialects::npu::effects::effects;
 use crate::dialects::npu::interp::memory::dtype_of;
 use crate::dialects::npu::machine_attr::machine_of;
@@ -35,6 +35,8 @@ pub struct Program {
     pub(super) actions: Vec<Option<Instruction>>,
     /// The memory accesses of each step.
     pub(super) accesses: Vec<Vec<Access>>,
+    /// The single-slice commands of each DMA step (empty for other steps): a spread's parts.
+    pub(super) parts: Vec<Vec<Dma>>,
     /// The op of each step.
     pub(super) ops: Vec<OpId>,
     /// The steps in the order they start.
@@ -82,7 +84,9 @@ impl Program {
             }
         }
         let trf = TrfPlan::of(&actions, &accesses, &order, &machine);
-        let dma_groups = dma_groups(&order, &actions);
+        let parts: Vec<Vec<Dma>> =
+            actions.iter().map(|a| if let Some(Instruction::Dma(d)) = a { d.parts() } else { Vec::new() }).collect();
+        let dma_groups = dma_groups(&order, &parts);
         Ok(Program {
             kernel,
             machine,
@@ -90,6 +94,7 @@ impl Program {
             written,
             actions,
             accesses,
+            parts,
             ops,
             order,
             dma_groups,
@@ -177,7 +182,9 @@ fn moved(actions: &[Option<Instruction>], buffers: &[(BufType, DType)]) -> BTree
             }
             (s, t) => format!("{} -> {}", tier(&s), tier(&t)),
         };
-        *out.entry(key).or_insert(0u64) += d.src.pattern.bytes().unwrap_or(u64::MAX);
+        let bytes = d.src.pattern.bytes().unwrap_or(u64::MAX).saturating_mul(d.slices());
+        let total = out.entry(key).or_insert(0u64);
+        *total = total.saturating_add(bytes);
     }
     out
 }

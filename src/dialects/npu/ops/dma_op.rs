@@ -8,9 +8,15 @@
 //! are; a DMA never converts. It runs on a DMA queue of the source's chip; from one chip's HBM to another's, it goes
 //! over the link between them.
 //!
+//! A trailing `spread [(count, slice step, HBM stride), ...]` (outer to inner) makes one command serve several
+//! slices of the DM side's cluster: for each index tuple, the slice moves by the steps and the HBM side's base by
+//! the strides. `src(%x, base 0) dst(dm[0, 0], base 0) ... spread [(4, 8, 16384), (8, 1, 0)]` gives slices
+//! `8r + c` the `r`-th 16 KiB block of `%x`; a stride of 0 broadcasts (the bytes are read once), and a spread out of
+//! DM gathers (its slices must write apart).
+//!
 //! Properties: `queue`; `src_space`/`dst_space` (`"hbm"` or `"dm"`), `src_slice`/`dst_slice` (`[cluster, slice]`
 //! or `[chip, cluster, slice]`, DM only), `src_base`/`dst_base`; `loops` (`[[count, src_stride, dst_stride], ...]`);
-//! `packet`; `dtype`; `waits`/`signals`. Operands: the HBM buffers (source first), then the semaphores waited for
+//! `packet`; `spread` (`[[count, step, hbm_stride], ...]`, optional); `dtype`; `waits`/`signals`. Operands: the HBM buffers (source first), then the semaphores waited for
 //! and signalled. The verifier applies `dma::Dma::check` with the program's machine (`npu.machine`).
 
 use super::clauses::{
@@ -19,7 +25,7 @@ use super::clauses::{
 use super::clauses::{loops_prop, parse_tuples, prop, str_prop, sync_of};
 use super::instruction::registration;
 use crate::dialects::npu::access::AccessPattern;
-use crate::dialects::npu::dma::{Dma, Memory, Side};
+use crate::dialects::npu::dma::{Dma, Memory, Side, SpreadLoop};
 use crate::dialects::npu::types::{as_buf, elem_name, elem_type, BufType};
 use crate::ir::asm::{AsmItem, CustomParser, Delim, ParsedOp};
 use crate::ir::print::OpPrinter;
@@ -72,6 +78,7 @@ pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(Dma, crate::m
     let dtype = elem_type(dtype).map_err(|e| e.message)?;
     let packet = int_prop(ctx, op, "packet").and_then(|p| u32::try_from(p).ok()).ok_or("'packet' must fit a u32")?;
     let loops = loops_of(ctx, op)?;
+    let spread = spread_of(ctx, op)?;
     let pattern = |base: u64, pick: fn(&[i64; 3]) -> i64| {
         AccessPattern::new(base, &loops.iter().map(|l| (l[0] as u32, pick(l))).collect::<Vec<_>>(), packet)
     };
@@ -89,7 +96,7 @@ pub fn decode(ctx: &Context, op: OpId, cfg: &NpuConfig) -> Result<(Dma, crate::m
     }
     let src = Side { memory: memory(&src)?, pattern: pattern(src_base, |l| l[1]) };
     let dst = Side { memory: memory(&dst)?, pattern: pattern(dst_base, |l| l[2]) };
-    Ok((Dma { src, dst }, dtype))
+    Ok((Dma { src, dst, spread }, dtype))
 }
 
 /// A slice's DM, checked against the machine's geometry.
@@ -121,6 +128,17 @@ fn loops_of(ctx: &Context, op: OpId) -> Result<Vec<[i64; 3]>, String> {
     Ok(loops_prop(ctx, op, "loops", 3)?.into_iter().map(|l| [l[0], l[1], l[2]]).collect())
 }
 
+/// `spread` as loops over slices (none when absent).
+fn spread_of(ctx: &Context, op: OpId) -> Result<Vec<SpreadLoop>, String> {
+    if ctx.op_attr(op, "spread").is_none() {
+        return Ok(Vec::new());
+    }
+    let loops = loops_prop(ctx, op, "spread", 3)?;
+    let bad = |l: &Vec<i64>| format!("the spread's slice step {} is negative", l[1]);
+    let step = |l: &Vec<i64>| u64::try_from(l[1]).map_err(|_| bad(l));
+    loops.iter().map(|l| Ok(SpreadLoop { count: l[0] as u32, step: step(l)?, hbm_stride: l[2] })).collect()
+}
+
 fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let mut op = ParsedOp::default();
     parse_queue(p, &mut op)?;
@@ -134,6 +152,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let loops = parse_tuples(p, 3)?;
     p.expect_keyword("packet")?;
     let packet = int(p)?;
+    let spread = if p.eat_keyword("spread") { Some(parse_tuples(p, 3)?) } else { None };
     // The semaphores waited for follow the buffers; the tail adds those signalled.
     op.operands.extend(syncs.operands);
     op.props.extend(syncs.props);
@@ -141,7 +160,7 @@ fn parse<'s>(p: &mut CustomParser<'_, 's>) -> Result<ParsedOp<'s>, Diagnostic> {
     let ctx = p.ctx();
     let i64t = ctx.int_type(64);
     let entries = [("loops", loops), ("packet", ctx.int_attr(packet as i128, i64t))];
-    for (k, v) in entries {
+    for (k, v) in entries.into_iter().chain(spread.map(|s| ("spread", s))) {
         prop(ctx, &mut op, k, v);
     }
     Ok(op)
@@ -221,8 +240,14 @@ fn print(p: &mut OpPrinter<'_, '_>, op: OpId) -> fmt::Result {
     let packet = int_prop(ctx, op, "packet").ok_or(fmt::Error)?;
     let loops: Vec<String> = loops.iter().map(|[c, s, d]| format!("({c}, {s}, {d})")).collect();
     p.write(&format!(" loops [{}] packet {packet}", loops.join(", ")));
+    let spread = spread_of(ctx, op).map_err(|_| fmt::Error)?;
+    if !spread.is_empty() {
+        let spread: Vec<String> =
+            spread.iter().map(|l| format!("({}, {}, {})", l.count, l.step, l.hbm_stride)).collect();
+        p.write(&format!(" spread [{}]", spread.join(", ")));
+    }
     let waits = ints(ctx, op, "waits").ok_or(fmt::Error)?.len();
     let sides = ["space", "slice", "base"].iter().flat_map(|k| ["src", "dst"].map(|w| format!("{w}_{k}")));
-    let elided: Vec<String> = sides.chain(["loops".to_string(), "packet".to_string()]).collect();
+    let elided: Vec<String> = sides.chain(["loops", "packet", "spread"].map(String::from)).collect();
     print_tail(p, op, buffers + waits, &elided)
 }

@@ -167,6 +167,18 @@ impl Instruction {
         }
     }
 
+    /// The cluster whose slices a compute instruction runs on (a DMA's: 0).
+    pub fn cluster(&self) -> u64 {
+        match self {
+            Instruction::Dma(_) => 0,
+            Instruction::Memset(m) => m.slices.cluster,
+            Instruction::Stream(s) => s.slices.cluster,
+            Instruction::Matmul(m) => m.slices.cluster,
+            Instruction::Vector(v) => v.slices.cluster,
+            Instruction::Reduce(r) => r.slices.cluster,
+        }
+    }
+
     /// The machine's rules for it, then the interpreter's limits on its work.
     pub fn check(&self, cfg: &NpuConfig) -> Result<(), String> {
         self.check_rules(cfg)?;
@@ -200,10 +212,7 @@ impl Instruction {
     /// Every memory access, slice by slice for compute instructions.
     pub fn accesses(&self, cfg: &NpuConfig) -> Vec<Access> {
         match self {
-            Instruction::Dma(d) => vec![
-                Access { write: false, site: Site::of(&d.src.memory), pattern: d.src.pattern.clone() },
-                Access { write: true, site: Site::of(&d.dst.memory), pattern: d.dst.pattern.clone() },
-            ],
+            Instruction::Dma(d) => dma_accesses(d),
             Instruction::Memset(m) => on_slices(&m.slices, &[], &[&m.dst]),
             Instruction::Stream(s) => on_slices(&s.slices, &[&s.src], &[&s.dst]),
             Instruction::Matmul(m) => {
@@ -218,6 +227,19 @@ impl Instruction {
             Instruction::Reduce(r) => on_slices(&r.slices, &[&r.src], &[&r.dst]),
         }
     }
+}
+
+/// A DMA's reads and writes, part by part over its spread (a broadcast's HBM bytes read once).
+fn dma_accesses(d: &Dma) -> Vec<Access> {
+    let (mut out, mut read) = (Vec::new(), std::collections::HashSet::new());
+    for part in d.parts() {
+        let site = Site::of(&part.src.memory);
+        if read.insert((site, part.src.pattern.clone())) {
+            out.push(Access { write: false, site, pattern: part.src.pattern });
+        }
+        out.push(Access { write: true, site: Site::of(&part.dst.memory), pattern: part.dst.pattern });
+    }
+    out
 }
 
 /// The interpreter's limits on the work of one instruction, from its accesses.
