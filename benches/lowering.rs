@@ -6,9 +6,10 @@
 //!   W1 512 × 1024, W2 1024 × 256, f32), and a `teg.conv2d` (3 × 3, 64 input channels to 128 output channels over
 //!   a 32 × 32 image padded by 1); the reference evaluator's time next to the interpreter's (loading the kernel
 //!   once, then runs of the two in pairs: the medians, and the median of the pairs' ratios).
-//! - **Estimated cycles against the roofline** of the lowered matmul (1024 × 1024 × 1024, f32) and conv: the
-//!   interpreter's makespan next to the compute bound (FLOPs / the chip's f32 matmul rate) and the bandwidth bound
-//!   (the bytes that must be read and written / HBM bytes per cycle).
+//! - **Estimated cycles against the roofline** of the lowered matmul (1024 × 1024 × 1024, f32) and conv (the one
+//!   above, and the same on a batch of 8 images): the interpreter's makespan next to the compute bound (FLOPs / the
+//!   chip's f32 matmul rate) and the bandwidth bound (the bytes that must be read and written / HBM bytes per
+//!   cycle). The single image is latency-bound: a DMA in and a DMA out alone take 1,000 cycles of its 1,152.
 //!
 //! `cargo bench --bench lowering` (`LOWERING_BENCH=compile|run|cycles` runs one part).
 
@@ -220,12 +221,14 @@ fn cycles() {
     println!("{:>8} {:>12} {:>14} {:>14} {:>10}", "graph", "makespan", "compute bound", "memory bound", "ratio");
     // Per graph: its GEMM's m, n and k, and the elements it must read and write (A, B and C; for the conv, its
     // input, kernels and result).
+    let batch = CONV.replace("n=1,", "n=8,");
     let graphs = [
         ("matmul", MATMUL, (1024u64, 1024u64, 1024u64), 3 * 1024 * 1024u64),
         ("conv", CONV, (1024, 128, 576), 64 * 1024 + 128 * 576 + 128 * 1024),
+        ("conv x8", batch.as_str(), (8 * 1024, 128, 576), 8 * 64 * 1024 + 128 * 576 + 8 * 128 * 1024),
     ];
     for (name, text, (m, n, k), elements) in graphs {
-        let l = run_lowered(text, name);
+        let l = run_lowered(text, name.split(' ').next().expect("a graph's name"));
         let flops = 2.0 * (m * n * k) as f64;
         let compute = flops / (2.0 * f32_rate);
         let memory = (elements * 4) as f64 / cfg.hbm_bytes_per_cycle as f64;

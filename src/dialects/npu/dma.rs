@@ -43,7 +43,7 @@ impl Memory {
 }
 
 /// One side of a DMA: a memory and the pattern of bytes it reads or writes there.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Side {
     /// The memory.
     pub memory: Memory,
@@ -53,7 +53,7 @@ pub struct Side {
 
 /// A DMA command: bytes read by `src`'s pattern are written, packet by packet in order, by `dst`'s; with a
 /// `spread`, once per slice of it ([`Dma::parts`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dma {
     /// Where it reads.
     pub src: Side,

@@ -20,7 +20,7 @@ use super::elementwise::{self, cast, out_of_acc};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling};
 use super::transfer::{box_dma, dm_box, round_up, DmBox};
-use super::{lower_op, Lowering};
+use super::{chip_slices, lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -280,11 +280,6 @@ fn plan(
             return Err(format!("no matmul tile's operands fit {third} B of a slice's data memory"));
         }
     }
-}
-
-/// The slices of a chip, all of which a contraction's tiles may spread over (numbered across its clusters).
-fn chip_slices(cfg: &NpuConfig) -> u64 {
-    cfg.clusters.saturating_mul(cfg.slices_per_cluster).max(1)
 }
 
 /// The tiles of batch × rows × n (the `lead` other summed dimensions at index 0 and `k` left whole: a tile walks

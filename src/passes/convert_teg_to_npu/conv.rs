@@ -23,9 +23,10 @@ use super::elementwise::narrow;
 use super::tiles::runs;
 use super::transfer::{dm_box, round_up, row_unit, rows_dma, DmBox};
 use super::views::pad_rows;
-use super::{lower_op, Lowering};
+use super::{chip_slices, lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::Instruction;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::memset::Memset;
@@ -39,8 +40,6 @@ use crate::ir::{Context, OpId};
 use crate::machine::{ElemType, NpuConfig};
 use std::cell::RefCell;
 
-/// Most slices one convolution's tiles spread over.
-const MAX_SLICES: u64 = 256;
 /// Pixels of a padded row a tile starts from.
 const MAX_TILE_COLUMNS: u64 = 128;
 
@@ -153,6 +152,14 @@ impl Geometry {
         b.chans * self.window_rows(b.rows) * self.window_cols(b.cols) * self.size
     }
 
+    /// Whether block `b`'s kernels for every tap fit a TRF lane at once: then one TRF load and one matmul over
+    /// `k` = input channels × taps compute a chunk (the matmul reads the window at every tap's offset), instead of
+    /// one of each per tap.
+    fn fused(&self, b: &Block, cfg: &NpuConfig) -> bool {
+        let taps = self.taps[0] * self.taps[1];
+        b.out.div_ceil(self.lanes) * b.chans * taps * self.size <= cfg.trf_lane_bytes
+    }
+
     /// How many tiles of `b` there are.
     fn tiles(&self, b: &Block) -> u64 {
         let along = |e: u64, t: u64| e.div_ceil(t);
@@ -227,23 +234,30 @@ fn block(g: &Geometry, cfg: &NpuConfig) -> Result<Block, String> {
     })
 }
 
-/// Estimated cycles of the convolution in blocks `b`. Per wave of tiles and chunk of input channels, the DMAs
-/// bringing the boxes in (spread over the engines) and the compute (per tap, a TRF load and a matmul, the slices
-/// in lockstep); a step's DMAs overlap the previous step's compute, so the steps take the first's DMAs, the
+/// Estimated cycles of the convolution in blocks `b`. Per wave of tiles (on all the chip's slices, each cluster's
+/// instructions on one of its two compute queues) and chunk of input channels, the spread DMAs bringing the boxes
+/// in (each kernel box and window read once, the units shared by the engines) and the compute (per tap, a TRF load
+/// and a matmul); a step's DMAs overlap the previous step's compute, so the steps take the first's DMAs, the
 /// longer of the two for each next one, and the last's compute; each wave then writes its tiles out.
 fn estimate(g: &Geometry, b: &Block, cfg: &NpuConfig) -> u64 {
     let tiles = g.tiles(b);
-    let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES);
-    let (waves, per_wave) = (tiles.div_ceil(slices), tiles.min(slices));
-    let per_engine = per_wave.div_ceil(cfg.dma_engines.max(1));
+    let (waves, per_wave) = (tiles.div_ceil(chip_slices(cfg)), tiles.min(chip_slices(cfg)));
+    let clusters = per_wave.div_ceil(cfg.slices_per_cluster.max(1));
+    let per_queue = clusters.div_ceil(2);
+    let (engines, unit) = (cfg.dma_engines.max(1), cfg.dma_unit_bytes.max(1));
+    let out_blocks = g.out_channels.div_ceil(b.out).min(per_wave);
+    let pixel_blocks = per_wave.div_ceil(out_blocks);
+    let kernels = clusters * out_blocks * (g.kernel_bytes(b).div_ceil(unit) + b.out * b.chans);
+    let windows = pixel_blocks * (g.window_bytes(b).div_ceil(unit) + b.chans * g.window_rows(b.rows));
+    let dma = 2 * cfg.dma_startup_cycles + (kernels + windows).div_ceil(engines);
     let pixels = b.rows * b.cols;
-    let packets = b.chans * (b.out + g.window_rows(b.rows));
-    let units = (g.kernel_bytes(b) + g.window_bytes(b)).div_ceil(cfg.dma_unit_bytes.max(1)) + packets;
-    let dma = (2 * cfg.dma_startup_cycles + units) * per_engine;
-    let tap = cfg.flit_cycles(b.out * b.chans * g.size) + cfg.matmul_cycles(pixels, b.chans, b.out, g.elem);
-    let compute = g.taps[0] * g.taps[1] * tap;
+    let taps = g.taps[0] * g.taps[1];
+    let (passes, k) = if g.fused(b, cfg) { (1, b.chans * taps) } else { (taps, b.chans) };
+    let pass = cfg.flit_cycles(b.out * k * g.size) + cfg.matmul_cycles(pixels, k, b.out, g.elem);
+    let compute = per_queue * passes * pass;
     let tile = b.out * pixels * 4;
-    let out = 2 * cfg.flit_cycles(tile) + (cfg.dma_startup_cycles + tile / cfg.dma_unit_bytes.max(1)) * per_engine;
+    let written = (tile * per_wave).div_ceil(unit).div_ceil(engines);
+    let out = per_queue * 2 * cfg.flit_cycles(tile) + cfg.dma_startup_cycles + written;
     let steps = waves * g.channels.div_ceil(b.chans);
     dma + (steps - 1) * dma.max(compute) + compute + waves * out
 }
@@ -321,30 +335,44 @@ fn lower(
             _ => pad_rows(l, rw, &root)?,
         }
     }
-    let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let third = cfg.dm_slice_bytes / 3 / 8 * 8;
-    for wave in tiles.chunks(slices) {
+    for wave in tiles.chunks(chip_slices(&cfg) as usize) {
         for (i, &chunk) in chunks.iter().enumerate() {
             let base = (l.waves % 2) * third;
             l.waves += 1;
-            let (steps, fills): (Vec<Step>, Vec<_>) = wave.iter().map(|t| step(&g, t, chunk, base)).unzip();
+            let (steps, mut fills): (Vec<Step>, Vec<_>) = wave.iter().map(|t| step(&g, t, chunk, base)).unzip();
+            // A half of data memory zeroed for this wave's tiles two chunks ago (of as many channels) still is:
+            // the DMAs write the same bytes of it.
+            if i >= 2 && chunks[i - 2].1 == chunk.1 {
+                fills.iter_mut().for_each(Vec::clear);
+            }
             for (first, end) in runs(&fills) {
-                let slices = l.slices(first, end);
-                for &(at, bytes) in &fills[first as usize] {
-                    let dst = Operand { space: Space::Dm, pattern: AccessPattern::new(at, &[], bytes as u32) };
-                    l.prepare(rw, &Instruction::Memset(Memset { slices, dst, dtype: x.elem, value: 0.0 }))?;
+                for slices in l.slices_in(first, end) {
+                    for &(at, bytes) in &fills[first as usize] {
+                        let dst = Operand { space: Space::Dm, pattern: AccessPattern::new(at, &[], bytes as u32) };
+                        l.prepare(rw, &Instruction::Memset(Memset { slices, dst, dtype: x.elem, value: 0.0 }))?;
+                    }
                 }
             }
+            let (mut kernels, mut windows) = (Vec::new(), Vec::new());
             for (slice, (tile, s)) in wave.iter().zip(&steps).enumerate() {
-                bring_in(l, rw, &g, x, k, tile, chunk, s, slice as u64)?;
+                let (kernel, window) = bring_in(l, &g, x, k, tile, chunk, s, slice as u64);
+                kernels.push(kernel);
+                windows.extend(window);
             }
+            l.dmas(rw, &kernels, k.elem)?;
+            l.dmas(rw, &windows, x.elem)?;
+            let passes: Vec<Option<[u64; 2]>> = match g.fused(&b, &cfg) {
+                true => vec![None],
+                false => (0..taps).map(|t| Some([t / g.taps[1], t % g.taps[1]])).collect(),
+            };
             for (first, end) in runs(&steps) {
-                let slices = l.slices(first, end);
-                for tap in 0..taps {
-                    let tap = [tap / g.taps[1], tap % g.taps[1]];
-                    let s = &steps[first as usize];
-                    l.compute(rw, &load_trf(&g, slices, s, tap, &cfg))?;
-                    l.compute(rw, &matmul(&g, slices, s, tap, i > 0 || tap != [0, 0]))?;
+                for slices in l.slices_in(first, end) {
+                    for &tap in &passes {
+                        let s = &steps[first as usize];
+                        l.compute(rw, &load_trf(&g, slices, s, tap, &cfg))?;
+                        l.compute(rw, &matmul(&g, slices, s, tap, i > 0 || tap.is_some_and(|t| t != [0, 0])))?;
+                    }
                 }
             }
         }
@@ -395,11 +423,10 @@ fn window_origin(g: &Geometry, t: &Tile) -> (i64, i64) {
     (origin(0, t.rows.0), origin(1, t.cols.0))
 }
 
-/// Brings the kernels' box and the part of the window the input covers into slice `slice`.
+/// The DMAs bringing the kernels' box and the part of the window the input covers (if any) into slice `slice`.
 #[allow(clippy::too_many_arguments)]
 fn bring_in(
-    l: &mut Lowering,
-    rw: &mut Rewriter<'_>,
+    l: &Lowering,
     g: &Geometry,
     x: &Tensor,
     k: &Tensor,
@@ -407,14 +434,14 @@ fn bring_in(
     (c0, cc): (u64, u64),
     s: &Step,
     slice: u64,
-) -> Result<(), String> {
-    let cfg = l.cfg.clone();
+) -> (Dma, Option<Dma>) {
+    let cfg = &l.cfg;
     let memory = l.dm(slice);
     let size = g.size as i64;
     let (base, [o, c, r]) = s.kernels;
     let kernels = DmBox { base, strides: vec![o, c, r, size], bytes: 0 };
     let ext = [t.out.1, cc, g.taps[0], g.taps[1]];
-    l.dma(rw, &rows_dma(k, &[t.out.0, c0, 0, 0], &ext, &kernels, memory, true, g.kernel_unit, &cfg), k.elem)?;
+    let kernels = rows_dma(k, &[t.out.0, c0, 0, 0], &ext, &kernels, memory, true, g.kernel_unit, cfg);
     let (at, [cs, rs], _) = s.window;
     let (row0, col0) = window_origin(g, t);
     let col0 = col0.div_euclid(g.unit as i64) * g.unit as i64;
@@ -422,27 +449,33 @@ fn bring_in(
     let (r0, r1) = (row0.max(0), (row0 + rows).min(g.height as i64));
     let (q0, q1) = (col0.max(0), (col0 + cols).min(round_up(g.width, g.unit) as i64));
     if r0 >= r1 || q0 >= q1 {
-        return Ok(());
+        return (kernels, None);
     }
     let offset = (r0 - row0) * rs + (q0 - col0) * size;
     let window = DmBox { base: at + offset as u64, strides: vec![0, cs, rs, size], bytes: 0 };
     let start = [t.image, c0, r0 as u64, q0 as u64];
     let ext = [1, cc, (r1 - r0) as u64, (q1 - q0) as u64];
-    l.dma(rw, &rows_dma(x, &start, &ext, &window, memory, true, g.unit, &cfg), x.elem)
+    (kernels, Some(rows_dma(x, &start, &ext, &window, memory, true, g.unit, cfg)))
 }
 
 /// Tap `tap`'s kernels into the TRF: output channel `j` (`lanes · group + lane`) in lane `lane` from byte
-/// `group · k · size`, its `k` input channels in order.
-fn load_trf(g: &Geometry, slices: Slices, s: &Step, tap: [u64; 2], cfg: &NpuConfig) -> Instruction {
+/// `group · k · size`, its `k` input channels in order; every tap's (`tap` none: each input channel's taps row by
+/// row after it, `k` times the taps).
+fn load_trf(g: &Geometry, slices: Slices, s: &Step, tap: Option<[u64; 2]>, cfg: &NpuConfig) -> Instruction {
     let (lanes, size) = (cfg.trf_lanes, g.size as i64);
     let (base, [o, c, r]) = s.kernels;
-    let first = base as i64 + tap[0] as i64 * r + tap[1] as i64 * size;
-    let loops = [(s.n / lanes, o * lanes as i64), (lanes, o), (s.k, c)];
+    let [ty, tx] = tap.unwrap_or([0, 0]);
+    let first = base as i64 + ty as i64 * r + tx as i64 * size;
+    let mut loops = vec![(s.n / lanes, o * lanes as i64), (lanes, o), (s.k, c)];
+    if tap.is_none() {
+        loops.extend([(g.taps[0], r), (g.taps[1], size)]);
+    }
+    let k = if tap.is_none() { s.k * g.taps[0] * g.taps[1] } else { s.k };
     let src = AccessPattern::new(first as u64, &counted(&loops), g.size as u32);
     let dst = AccessPattern::new(
         0,
-        &counted(&[(s.n / lanes, (s.k * g.size) as i64), (lanes, cfg.trf_lane_bytes as i64)]),
-        (s.k * g.size) as u32,
+        &counted(&[(s.n / lanes, (k * g.size) as i64), (lanes, cfg.trf_lane_bytes as i64)]),
+        (k * g.size) as u32,
     );
     let src = Operand { space: Space::Dm, pattern: src };
     Instruction::Stream(Stream { from: g.elem, to: g.elem, ..stream(Kind::LoadTrf, slices, src, Space::Trf, dst) })
@@ -469,18 +502,23 @@ fn counted(loops: &[(u64, i64)]) -> Vec<(u32, i64)> {
 }
 
 /// The window's pixels at tap `tap` (pixels × input channels) times the kernels in the TRF, into the
-/// accumulator.
-fn matmul(g: &Geometry, slices: Slices, s: &Step, tap: [u64; 2], accumulate: bool) -> Instruction {
+/// accumulator; at every tap (`tap` none: pixels × input channels × taps, the taps row by row).
+fn matmul(g: &Geometry, slices: Slices, s: &Step, tap: Option<[u64; 2]>, accumulate: bool) -> Instruction {
     let size = g.size as i64;
     let (at, [cs, rs], skip) = s.window;
-    let first = at as i64 + (tap[0] * g.dilations[0]) as i64 * rs + (skip + tap[1] * g.dilations[1]) as i64 * size;
+    let [ty, tx] = tap.unwrap_or([0, 0]);
+    let first = at as i64 + (ty * g.dilations[0]) as i64 * rs + (skip + tx * g.dilations[1]) as i64 * size;
     let (sr, sc) = (g.strides[0] as i64 * rs, g.strides[1] as i64 * size);
-    let loops = [(s.rows, sr), (s.m / s.rows, sc), (s.k, cs)];
+    let mut loops = vec![(s.rows, sr), (s.m / s.rows, sc), (s.k, cs)];
+    if tap.is_none() {
+        loops.extend([(g.taps[0], g.dilations[0] as i64 * rs), (g.taps[1], g.dilations[1] as i64 * size)]);
+    }
+    let k = if tap.is_none() { s.k * g.taps[0] * g.taps[1] } else { s.k };
     let a = AccessPattern::new(first as u64, &counted(&loops), g.size as u32);
     Instruction::Matmul(Matmul {
         slices,
         m: s.m,
-        k: s.k,
+        k,
         n: s.n,
         a: Operand { space: Space::Dm, pattern: a },
         b_base: 0,
@@ -506,8 +544,33 @@ fn finish(
 ) -> Result<(), String> {
     let shapes: Vec<(u64, u64)> = wave.iter().map(|t| (t.rows.1 * t.cols.1, round_up(t.out.1, g.lanes))).collect();
     for (first, end) in runs(&shapes) {
-        let slices = l.slices(first, end);
-        let (p, n) = shapes[first as usize];
+        for slices in l.slices_in(first, end) {
+            out_of_acc(l, rw, slices, shapes[first as usize], g, y, out)?;
+        }
+    }
+    let mut results = Vec::new();
+    for (slice, (t, &(p, n))) in wave.iter().zip(&shapes).enumerate() {
+        let ext = [1, t.out.1, t.rows.1, t.cols.1];
+        let at = if y.elem == g.acc { out + p * n * 4 } else { out + 2 * p * n * 4 };
+        let dm = dm_box(y, &ext, at, cfg);
+        let start = [t.image, t.out.0, t.rows.0, t.cols.0];
+        results.push(super::transfer::box_dma(y, &start, &ext, &dm, l.dm(slice as u64), false, cfg));
+    }
+    l.dmas(rw, &results, y.elem)
+}
+
+/// A tile of `p` pixels × `n` output channels on `slices` moved from the accumulator to data memory at `out`,
+/// transposed after it (and narrowed to the result's type after that, if it is not the accumulator's).
+fn out_of_acc(
+    l: &mut Lowering,
+    rw: &mut Rewriter<'_>,
+    slices: Slices,
+    (p, n): (u64, u64),
+    g: &Geometry,
+    y: &Tensor,
+    out: u64,
+) -> Result<(), String> {
+    {
         let bytes = p * n * 4;
         let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], bytes as u32) };
         let moved = stream(Kind::Cast, slices, acc, Space::Dm, AccessPattern::new(out, &[], bytes as u32));
@@ -530,14 +593,6 @@ fn finish(
         if y.elem != g.acc {
             l.compute(rw, &narrow(slices, out + bytes, p * n, g.acc, out + 2 * bytes, y.elem))?;
         }
-    }
-    for (slice, (t, &(p, n))) in wave.iter().zip(&shapes).enumerate() {
-        let ext = [1, t.out.1, t.rows.1, t.cols.1];
-        let at = if y.elem == g.acc { out + p * n * 4 } else { out + 2 * p * n * 4 };
-        let dm = dm_box(y, &ext, at, cfg);
-        let memory = l.dm(slice as u64);
-        let start = [t.image, t.out.0, t.rows.0, t.cols.0];
-        l.dma(rw, &super::transfer::box_dma(y, &start, &ext, &dm, memory, false, cfg), y.elem)?;
     }
     Ok(())
 }

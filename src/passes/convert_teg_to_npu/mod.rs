@@ -169,11 +169,18 @@ impl Lowering {
         self.kernel.compute(rw, instruction, queue).map(|_| ())
     }
 
-    /// Writes an instruction preparing data (a memset before a transfer) on the sub queue, so that it does not
-    /// wait behind the main queue's compute.
+    /// Writes an instruction preparing data (a memset before a transfer) on the compute queue its cluster's
+    /// compute is not on (the sub queue for cluster 0), so that it does not wait behind that compute.
     pub fn prepare(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
-        self.kernel.compute(rw, instruction, "sub").map(|_| ())
+        let queue = if instruction.cluster() % 2 == 1 { "main" } else { "sub" };
+        self.kernel.compute(rw, instruction, queue).map(|_| ())
     }
+}
+
+/// The slices of a chip, all of which a contraction's or convolution's tiles may spread over (numbered across its
+/// clusters, as [`Lowering::dm`] and [`Lowering::slices_in`] take them).
+pub fn chip_slices(cfg: &NpuConfig) -> u64 {
+    cfg.clusters.saturating_mul(cfg.slices_per_cluster).max(1)
 }
 
 /// Lowers `graph` into a kernel in its place (its host segments into graphs before and after it, each op of them a

@@ -1,28 +1,47 @@
-//! One DMA command for many slices: the single-slice transfers of a wave of tiles (in slice order) merged into
-//! commands with spreads (`npu.dma ... spread [...]`), so that a box many slices need is read from HBM once and one
-//! startup serves a row of slices; then the longest commands split so that every DMA engine gets one.
+//! One DMA command for many slices: the single-slice transfers of a wave of tiles merged into commands with
+//! spreads (`npu.dma ... spread [...]`), so that a box many slices need is read from HBM once and one startup serves
+//! a row of slices; then the longest commands split so that every DMA engine gets one.
 
-use crate::dialects::npu::dma::{Dma, Memory, Side, SpreadLoop};
+use crate::dialects::npu::dma::{Dma, Memory, SpreadLoop};
 use crate::machine::NpuConfig;
+use indexmap::IndexMap;
 
-/// `parts` (single-slice DMAs, in slice order) as spread commands: each run of parts that differ only in their
-/// slice (consecutive, in one cluster) and their HBM base (a constant step apart, 0 for a broadcast) becomes one
-/// command, in up to two loops (blocks of consecutive slices, repeated); then the command of most cycles is halved
-/// along a loop that moves its HBM side (halving a broadcast would read the same bytes twice) until there are
-/// `engines` commands or none can be.
+/// `parts` (single-slice DMAs) as spread commands: parts moving the same bytes to slices a constant step apart
+/// become one broadcast; then runs of such commands that differ only in their first slice and HBM base, each a
+/// constant step from the last, become one command with a loop more, as long as runs are found. A merged command
+/// the machine's rules refuse stays its parts. Then the command of most cycles is halved along a loop that moves
+/// its HBM side (halving a broadcast would read the same bytes twice) until there are `engines` commands or none
+/// can be (nor should: one whose transfer takes less than a startup stays whole).
 pub fn merge(parts: &[Dma], engines: usize, cfg: &NpuConfig) -> Vec<Dma> {
+    let hbm_dm = |d: &Dma| {
+        matches!(
+            (d.src.memory, d.dst.memory),
+            (Memory::Hbm { .. }, Memory::Dm { .. }) | (Memory::Dm { .. }, Memory::Hbm { .. })
+        )
+    };
+    if !parts.iter().all(|d| hbm_dm(d) && d.spread.is_empty()) {
+        return parts.to_vec();
+    }
+    let mut commands = broadcasts(parts);
+    loop {
+        let next = runs(&commands);
+        if next.len() == commands.len() {
+            break;
+        }
+        commands = next;
+    }
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < parts.len() {
-        let (command, used) = run_at(&parts[i..]);
+    for command in commands {
         match command.check(cfg) {
             Ok(()) => out.push(command),
-            Err(_) => out.extend(parts[i..i + used].iter().cloned()),
+            Err(_) => out.extend(command.parts()),
         }
-        i += used;
     }
+    // Halving pays while a command's transfer outlasts a startup.
+    let long = |d: &Dma| d.cycles(cfg) > 2 * cfg.dma_startup_cycles;
     while out.len() < engines {
-        let longest = (0..out.len()).filter(|&k| halves(&out[k]).is_some()).max_by_key(|&k| out[k].cycles(cfg));
+        let candidates = (0..out.len()).filter(|&k| long(&out[k]) && halves(&out[k]).is_some());
+        let longest = candidates.max_by_key(|&k| out[k].cycles(cfg));
         let Some(k) = longest else { break };
         let (a, b) = halves(&out[k]).expect("a command that halves");
         out.splice(k..=k, [a, b]);
@@ -30,50 +49,87 @@ pub fn merge(parts: &[Dma], engines: usize, cfg: &NpuConfig) -> Vec<Dma> {
     out
 }
 
-/// The command of the longest run at the start of `parts`, and how many parts it covers.
-fn run_at(parts: &[Dma]) -> (Dma, usize) {
-    let first = &parts[0];
-    // Part `j`'s slice and HBM base from the first's, if it is alike.
-    let at = |j: usize| {
-        let p = parts.get(j).filter(|p| alike(first, p))?;
-        Some((slice(p) as i64 - slice(first) as i64, base(p) - base(first)))
-    };
-    // The inner loop: consecutive slices, the HBM base a constant step apart.
-    let step = at(1).filter(|&(s, _)| s == 1).map_or(0, |(_, b)| b);
-    let inner = (1..).find(|&j| at(j) != Some((j as i64, j as i64 * step))).expect("a run ends");
-    // The outer loop: more blocks like the first, each one further by a constant stride.
-    let stride = at(inner).map_or(0, |(_, b)| b);
-    let block = |b: usize| {
-        let expect = |t: usize| Some(((b * inner + t) as i64, b as i64 * stride + t as i64 * step));
-        (0..inner).all(|t| at(b * inner + t) == expect(t))
-    };
-    let outer = (1..).find(|&b| !block(b)).expect("blocks end");
-    let mut command = first.clone();
-    let loops = [(outer, inner as u64, stride), (inner, 1, step)];
-    command.spread = loops
-        .iter()
-        .filter(|l| l.0 > 1)
-        .map(|&(count, step, hbm_stride)| SpreadLoop { count: count as u32, step, hbm_stride })
-        .collect();
-    (command, outer * inner)
+/// The parts grouped by what they move (all but the slice), in the order first met; each group's slices cut into
+/// progressions, each progression one command (a broadcast when it has more than one slice).
+fn broadcasts(parts: &[Dma]) -> Vec<Dma> {
+    let mut groups: IndexMap<Dma, Vec<u64>> = IndexMap::new();
+    for p in parts {
+        let mut key = p.clone();
+        set_slice(&mut key, 0);
+        groups.entry(key).or_default().push(slice(p));
+    }
+    let mut out = Vec::new();
+    for (key, mut slices) in groups {
+        slices.sort_unstable();
+        let mut i = 0;
+        while i < slices.len() {
+            let step = slices.get(i + 1).map_or(1, |&s| s - slices[i]).max(1);
+            let count = (i + 1..slices.len()).find(|&j| slices[j] - slices[j - 1] != step).unwrap_or(slices.len()) - i;
+            let mut command = key.clone();
+            set_slice(&mut command, slices[i]);
+            if count > 1 {
+                command.spread = vec![SpreadLoop { count: count as u32, step, hbm_stride: 0 }];
+            }
+            out.push(command);
+            i += count;
+        }
+    }
+    out
 }
 
-/// Whether two single-slice DMAs differ at most in their slice and HBM base: same buffer, cluster, direction and
-/// patterns otherwise.
-fn alike(a: &Dma, b: &Dma) -> bool {
-    let same_side = |x: &Side, y: &Side| match (x.memory, y.memory) {
-        (Memory::Hbm { .. }, Memory::Hbm { .. }) => {
-            x.memory == y.memory && x.pattern.loops == y.pattern.loops && x.pattern.packet == y.pattern.packet
+/// `commands` grouped by their shape (all but the first slice and the HBM base, in the order first met), each
+/// group's runs whose first slices and HBM bases are a constant step from the last made one command with an outer
+/// loop.
+fn runs(commands: &[Dma]) -> Vec<Dma> {
+    let mut groups: IndexMap<Dma, Vec<&Dma>> = IndexMap::new();
+    for c in commands {
+        let mut key = c.clone();
+        set_slice(&mut key, 0);
+        set_base(&mut key, 0);
+        groups.entry(key).or_default().push(c);
+    }
+    let mut out = Vec::new();
+    for group in groups.values() {
+        let mut i = 0;
+        while i < group.len() {
+            let first = group[i];
+            let delta = |j: usize| {
+                let c = group.get(j)?;
+                Some((slice(c) as i64 - slice(first) as i64, base(c) - base(first)))
+            };
+            let (step, stride) = delta(i + 1).filter(|d| d.0 > 0).unwrap_or((0, 0));
+            let run = |t: usize| step > 0 && delta(i + t) == Some((t as i64 * step, t as i64 * stride));
+            let count = (1..).find(|&t| !run(t)).expect("a run ends");
+            let mut command = first.clone();
+            if count > 1 {
+                command.spread.insert(0, SpreadLoop { count: count as u32, step: step as u64, hbm_stride: stride });
+            }
+            out.push(command);
+            i += count;
         }
-        (Memory::Dm { chip: c, cluster: k, .. }, Memory::Dm { chip: d, cluster: l, .. }) => {
-            (c, k) == (d, l) && x.pattern == y.pattern
-        }
-        _ => false,
-    };
-    a.spread.is_empty() && b.spread.is_empty() && same_side(&a.src, &b.src) && same_side(&a.dst, &b.dst)
+    }
+    out
 }
 
-/// The DM side's slice of a single-slice DMA between HBM and DM (0 otherwise: such DMAs are never alike).
+/// Sets the HBM side's base.
+fn set_base(d: &mut Dma, to: u64) {
+    for side in [&mut d.src, &mut d.dst] {
+        if let Memory::Hbm { .. } = side.memory {
+            side.pattern.base = to;
+        }
+    }
+}
+
+/// Sets the DM side's slice of a DMA between HBM and DM.
+fn set_slice(d: &mut Dma, to: u64) {
+    for side in [&mut d.src, &mut d.dst] {
+        if let Memory::Dm { slice, .. } = &mut side.memory {
+            *slice = to;
+        }
+    }
+}
+
+/// The DM side's (first) slice of a DMA between HBM and DM (0 otherwise: such DMAs are never alike).
 fn slice(d: &Dma) -> u64 {
     match (d.src.memory, d.dst.memory) {
         (Memory::Dm { slice, .. }, Memory::Hbm { .. }) | (Memory::Hbm { .. }, Memory::Dm { slice, .. }) => slice,
@@ -111,6 +167,7 @@ fn halves(d: &Dma) -> Option<(Dma, Dma)> {
 mod tests {
     use super::*;
     use crate::dialects::npu::access::AccessPattern;
+    use crate::dialects::npu::dma::Side;
 
     fn part(slice: u64, hbm_base: u64) -> Dma {
         let hbm = Side {
@@ -141,8 +198,11 @@ mod tests {
             [SpreadLoop { count: 4, step: 4, hbm_stride: 4096 }, SpreadLoop { count: 4, step: 1, hbm_stride: 0 }]
         );
         assert_eq!(expanded(&merged), parts);
-        // Split for four engines: four commands, the same parts.
-        let split = merge(&parts, 4, &cfg);
+        // Split for four engines: four commands, the same parts (on a machine whose startup is short enough for
+        // halving to pay; on the default one these transfers stay one command).
+        assert_eq!(merge(&parts, 4, &cfg).len(), 1);
+        let quick = NpuConfig { dma_startup_cycles: 1, ..cfg };
+        let split = merge(&parts, 4, &quick);
         assert_eq!(split.len(), 4);
         assert_eq!(expanded(&split), parts);
     }
