@@ -570,29 +570,27 @@ fn out_of_acc(
     y: &Tensor,
     out: u64,
 ) -> Result<(), String> {
-    {
-        let bytes = p * n * 4;
-        let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], bytes as u32) };
-        let moved = stream(Kind::Cast, slices, acc, Space::Dm, AccessPattern::new(out, &[], bytes as u32));
-        l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..moved }))?;
-        let (tr, tc) = TRANSPOSE_TILE;
-        let (p_, n_) = (p as i64, n as i64);
-        let src = AccessPattern::new(
-            out,
-            &counted(&[(p / tr, tr as i64 * n_ * 4), (n / tc, tc as i64 * 4), (tr, n_ * 4)]),
-            (tc * 4) as u32,
-        );
-        let dst = AccessPattern::new(
-            out + bytes,
-            &counted(&[(p / tr, tr as i64 * 4), (n / tc, tc as i64 * p_ * 4), (tc, p_ * 4)]),
-            (tr * 4) as u32,
-        );
-        let src = Operand { space: Space::Dm, pattern: src };
-        let transpose = stream(Kind::Transpose, slices, src, Space::Dm, dst.clone());
-        l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..transpose }))?;
-        if y.elem != g.acc {
-            l.compute(rw, &narrow(slices, out + bytes, p * n, g.acc, out + 2 * bytes, y.elem))?;
-        }
+    let bytes = p * n * 4;
+    let acc = Operand { space: Space::Acc, pattern: AccessPattern::new(0, &[], bytes as u32) };
+    let moved = stream(Kind::Cast, slices, acc, Space::Dm, AccessPattern::new(out, &[], bytes as u32));
+    l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..moved }))?;
+    let (tr, tc) = TRANSPOSE_TILE;
+    let (p_, n_) = (p as i64, n as i64);
+    let src = AccessPattern::new(
+        out,
+        &counted(&[(p / tr, tr as i64 * n_ * 4), (n / tc, tc as i64 * 4), (tr, n_ * 4)]),
+        (tc * 4) as u32,
+    );
+    let dst = AccessPattern::new(
+        out + bytes,
+        &counted(&[(p / tr, tr as i64 * 4), (n / tc, tc as i64 * p_ * 4), (tc, p_ * 4)]),
+        (tr * 4) as u32,
+    );
+    let src = Operand { space: Space::Dm, pattern: src };
+    let transpose = stream(Kind::Transpose, slices, src, Space::Dm, dst);
+    l.compute(rw, &Instruction::Stream(Stream { from: g.acc, to: g.acc, ..transpose }))?;
+    if y.elem != g.acc {
+        l.compute(rw, &narrow(slices, out + bytes, p * n, g.acc, out + 2 * bytes, y.elem))?;
     }
     Ok(())
 }
