@@ -17,7 +17,9 @@ const SPAN: u64 = 1024;
 #[derive(Clone, Debug)]
 enum Ins {
     /// `src` and `dst` as (memory, base); `loops` (count, src stride, dst stride); packet.
-    Dma { src: (Mem, u64), dst: (Mem, u64), count: u64, src_stride: u64, dst_stride: u64, packet: u64 },
+    /// With `spread`, between HBM and slice 0, the command serves slices 0 and 1: out of HBM a broadcast, into it a
+    /// gather of the two slices' packets one run apart.
+    Dma { src: (Mem, u64), dst: (Mem, u64), count: u64, src_stride: u64, dst_stride: u64, packet: u64, spread: bool },
     /// A move (`npu.cast` f32 to f32) or a relu, from one run of a slice's data memory to another.
     Unary { relu: bool, slice: u64, src: u64, dst: u64, len: u64 },
     /// `C = A · B` on a slice: `A` (m × k) at `a`, `B` loaded into the TRF by `load` just before, `C` moved to `c`;
@@ -69,23 +71,24 @@ fn base(extent: u64, pick: u64) -> u64 {
 }
 
 fn ins() -> impl Strategy<Value = Ins> {
-    let dma = (mem(), mem(), 1u64..5, 0u64..4, 0u64..3, 0u64..4, any::<u64>(), any::<u64>()).prop_map(
-        |(src, dst, count, s, d, p, x, y)| {
-            let packet = 8 << p;
-            let src_stride = [packet, 2 * packet, 64, 256][s as usize].max(packet);
-            let dst_stride = [packet, 2 * packet, 3 * packet][d as usize];
-            let reach = |stride: u64| (count - 1) * stride + packet;
-            Ins::Dma {
-                src: (src, base(reach(src_stride), x)),
-                // A third start at 0, where loads apart read: DMAs often overwrite what a load read.
-                dst: (dst, if y % 3 == 0 { 0 } else { base(reach(dst_stride), y) }),
-                count,
-                src_stride,
-                dst_stride,
-                packet,
-            }
-        },
-    );
+    let dma =
+        (mem(), mem(), 1u64..5, 0u64..4, 0u64..3, 0u64..4, any::<u64>(), any::<u64>(), proptest::bool::weighted(0.3))
+            .prop_map(|(src, dst, count, s, d, p, x, y, spread)| {
+                let packet = 8 << p;
+                let src_stride = [packet, 2 * packet, 64, 256][s as usize].max(packet);
+                let dst_stride = [packet, 2 * packet, 3 * packet][d as usize];
+                let reach = |stride: u64| (count - 1) * stride + packet;
+                Ins::Dma {
+                    src: (src, base(reach(src_stride), x)),
+                    // A third start at 0, where loads apart read: DMAs often overwrite what a load read.
+                    dst: (dst, if y % 3 == 0 { 0 } else { base(reach(dst_stride), y) }),
+                    count,
+                    src_stride,
+                    dst_stride,
+                    packet,
+                    spread: spread && matches!((src, dst), (Mem::Hbm(_), Mem::Dm(0)) | (Mem::Dm(0), Mem::Hbm(_))),
+                }
+            });
     let unary = (any::<bool>(), 0u64..2, 1u64..9, any::<u64>(), any::<u64>()).prop_map(|(relu, slice, n, x, y)| {
         let len = n * 32;
         Ins::Unary { relu, slice, src: base(len, x), dst: base(len, y), len }
@@ -141,11 +144,16 @@ fn kernel(program: &[(Ins, bool)], half: bool) -> String {
     text += "  npu.barrier\n";
     for (i, (ins, barrier)) in program.iter().enumerate() {
         text += &match ins {
-            Ins::Dma { src, dst, count, src_stride, dst_stride, packet } => format!(
-                "  npu.dma queue(dma{}) src({}) dst({}) loops [({count}, {src_stride}, {dst_stride})] packet {packet} : f32\n",
+            Ins::Dma { src, dst, count, src_stride, dst_stride, packet, spread } => format!(
+                "  npu.dma queue(dma{}) src({}) dst({}) loops [({count}, {src_stride}, {dst_stride})] packet {packet}{} : f32\n",
                 i % 3,
                 side(src.0, src.1),
-                side(dst.0, dst.1)
+                side(dst.0, dst.1),
+                match (spread, src.0) {
+                    (false, _) => String::new(),
+                    (true, Mem::Hbm(_)) => " spread [(2, 1, 0)]".to_string(),
+                    (true, Mem::Dm(_)) => format!(" spread [(2, 1, {})]", ((count - 1) * dst_stride + packet).div_ceil(8) * 8),
+                }
             ),
             Ins::Unary { relu: false, slice, src, dst, len } => format!(
                 "  npu.cast queue(main) on(0, {slice}) src(dm, base {src}, loops [], packet {len}) dst(dm, base {dst}, loops [], packet {len}) : f32 -> f32\n"
