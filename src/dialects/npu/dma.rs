@@ -10,6 +10,10 @@
 use super::access::{AccessPattern, Injectivity, Loop, MAX_ENUMERATED_PACKETS};
 use crate::machine::NpuConfig;
 
+/// Most slices one DMA command's spread may serve: the interpreter and the verifier walk them one by one (past it,
+/// a verifier error).
+pub const MAX_SPREAD_SLICES: u64 = 1 << 12;
+
 /// Where one side of a DMA lies.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Memory {
@@ -109,7 +113,7 @@ impl Dma {
 
     /// How many slices it serves (1 without a spread).
     pub fn slices(&self) -> u64 {
-        self.spread.iter().map(|l| l.count as u64).product()
+        self.spread.iter().fold(1u64, |n, l| n.saturating_mul(l.count as u64))
     }
 
     /// The HBM side: the source of a scatter or broadcast, the destination of a gather.
@@ -182,6 +186,12 @@ impl Dma {
         };
         if self.spread.iter().any(|l| l.count == 0) {
             return Err("a spread loop of 0 slices serves nothing".into());
+        }
+        if self.slices() > MAX_SPREAD_SLICES {
+            return Err(format!(
+                "the spread serves {} slices, more than MAX_SPREAD_SLICES ({MAX_SPREAD_SLICES})",
+                self.slices()
+            ));
         }
         let slices =
             AccessPattern::new(slice, &self.spread.iter().map(|l| (l.count, l.step as i64)).collect::<Vec<_>>(), 1);
