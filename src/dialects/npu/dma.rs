@@ -193,10 +193,14 @@ impl Dma {
                 self.slices()
             ));
         }
+        let cluster = cfg.slices_per_cluster;
+        if let Some(l) = self.spread.iter().find(|l| l.count > 1 && l.step >= cluster) {
+            return Err(format!("the spread's slice step {} leaves the cluster of {cluster}", l.step));
+        }
         let slices =
             AccessPattern::new(slice, &self.spread.iter().map(|l| (l.count, l.step as i64)).collect::<Vec<_>>(), 1);
         let (_, end) = slices.range().expect("a spread serves a slice");
-        if end as u64 > cfg.slices_per_cluster {
+        if end > cluster as i128 {
             return Err(format!("the spread reaches slice {} of a cluster of {}", end - 1, cfg.slices_per_cluster));
         }
         if let Injectivity::Overlap(a, _) = slices.injectivity() {
