@@ -129,7 +129,7 @@ fn set_slice(d: &mut Dma, to: u64) {
     }
 }
 
-/// The DM side's (first) slice of a DMA between HBM and DM (0 otherwise: such DMAs are never alike).
+/// The DM side's (first) slice of a DMA between HBM and DM (0 otherwise: [`merge`] takes no other DMAs).
 fn slice(d: &Dma) -> u64 {
     match (d.src.memory, d.dst.memory) {
         (Memory::Dm { slice, .. }, Memory::Hbm { .. }) | (Memory::Hbm { .. }, Memory::Dm { slice, .. }) => slice,
