@@ -143,17 +143,19 @@ impl Lowering {
         let mut out = Vec::new();
         let mut at = first;
         while at < end {
-            let cluster = at / per;
-            let stop = end.min((cluster + 1) * per);
-            out.push(Slices { chip: self.chip, cluster, first: at - cluster * per, end: stop - cluster * per });
+            let stop = end.min((at / per + 1) * per);
+            out.push(self.slices(at, stop));
             at = stop;
         }
         out
     }
 
-    /// Slices `first..end` of cluster 0 of the chip of the op being lowered.
+    /// Slices `first..end` (numbered across clusters, as [`Lowering::slices_in`] takes them) that lie in one
+    /// cluster: the waves of elementwise ops and reductions, which fit cluster 0.
     pub fn slices(&self, first: u64, end: u64) -> Slices {
-        Slices { chip: self.chip, cluster: 0, first, end }
+        let per = self.cfg.slices_per_cluster.max(1);
+        let cluster = first / per;
+        Slices { chip: self.chip, cluster, first: first - cluster * per, end: end - cluster * per }
     }
 
     /// The data memory of slice `slice` of the chip of the op being lowered, numbered across its clusters.
@@ -165,16 +167,21 @@ impl Lowering {
     /// Writes a compute instruction on the main queue, or on the sub queue for the slices of an odd cluster: the
     /// chip's two compute queues drive its clusters side by side.
     pub fn compute(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
-        let queue = if instruction.cluster() % 2 == 1 { "sub" } else { "main" };
+        let queue = if odd_cluster(instruction) { "sub" } else { "main" };
         self.kernel.compute(rw, instruction, queue).map(|_| ())
     }
 
     /// Writes an instruction preparing data (a memset before a transfer) on the compute queue its cluster's
     /// compute is not on (the sub queue for cluster 0), so that it does not wait behind that compute.
     pub fn prepare(&mut self, rw: &mut Rewriter<'_>, instruction: &Instruction) -> Result<(), String> {
-        let queue = if instruction.cluster() % 2 == 1 { "main" } else { "sub" };
+        let queue = if odd_cluster(instruction) { "main" } else { "sub" };
         self.kernel.compute(rw, instruction, queue).map(|_| ())
     }
+}
+
+/// Whether a compute instruction runs on an odd cluster's slices (whose compute the sub queue drives).
+fn odd_cluster(instruction: &Instruction) -> bool {
+    instruction.slices().is_some_and(|s| s.cluster % 2 == 1)
 }
 
 /// The slices of a chip, all of which a contraction's or convolution's tiles may spread over (numbered across its

@@ -157,25 +157,21 @@ impl Instruction {
 
     /// The chip whose queues run it: a DMA's source's, a compute instruction's.
     pub fn chip(&self) -> u64 {
-        match self {
-            Instruction::Dma(d) => d.src.memory.chip(),
-            Instruction::Memset(m) => m.slices.chip,
-            Instruction::Stream(s) => s.slices.chip,
-            Instruction::Matmul(m) => m.slices.chip,
-            Instruction::Vector(v) => v.slices.chip,
-            Instruction::Reduce(r) => r.slices.chip,
+        match (self, self.slices()) {
+            (Instruction::Dma(d), _) => d.src.memory.chip(),
+            (_, slices) => slices.expect("a compute instruction runs on slices").chip,
         }
     }
 
-    /// The cluster whose slices a compute instruction runs on (a DMA's: 0).
-    pub fn cluster(&self) -> u64 {
+    /// The slices a compute instruction runs on (none for a DMA).
+    pub fn slices(&self) -> Option<Slices> {
         match self {
-            Instruction::Dma(_) => 0,
-            Instruction::Memset(m) => m.slices.cluster,
-            Instruction::Stream(s) => s.slices.cluster,
-            Instruction::Matmul(m) => m.slices.cluster,
-            Instruction::Vector(v) => v.slices.cluster,
-            Instruction::Reduce(r) => r.slices.cluster,
+            Instruction::Dma(_) => None,
+            Instruction::Memset(m) => Some(m.slices),
+            Instruction::Stream(s) => Some(s.slices),
+            Instruction::Matmul(m) => Some(m.slices),
+            Instruction::Vector(v) => Some(v.slices),
+            Instruction::Reduce(r) => Some(r.slices),
         }
     }
 
