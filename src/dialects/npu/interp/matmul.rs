@@ -6,7 +6,7 @@ use super::forward::Through;
 use super::memory::Bytes;
 use super::stacked::run_stacked;
 use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
-use super::trf_forward::{b_operand, BView};
+use super::trf_forward::{b_operand, copied_from_hbm, BView, Copied};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
@@ -23,12 +23,17 @@ pub fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig, view: Option<&BV
         Some(v) => run_stacked(mm, mem, v),
         None => (mm.slices.first..mm.slices.end).collect(),
     };
+    let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
+    let copies = match view {
+        Some(v) => copied_from_hbm(v, mm.n as usize, alone.iter().map(|&s| mm.slices.site(Space::Dm, s)), through),
+        None => Copied::new(),
+    };
     mem.per_slice_of(&mm.slices, &alone, &[Space::Dm, Space::Acc, Space::Trf], |one| {
         let a = OperandA { site: one.site(Space::Dm), through: one.through, slice: one.slice };
         let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
         match view {
             Some(v) => {
-                let (b, b_strides) = b_operand(v, (mm.k as usize, mm.n as usize), a.site, dm, a.through);
+                let (b, b_strides) = b_operand(v, mm.n as usize, a.site, dm, a.through, &copies);
                 float_product(mm, a, dm, (&b, b_strides), acc)
             }
             None => matmul_slice(mm, a, dm, trf, acc, cfg),

@@ -16,20 +16,29 @@ pub struct Bytes {
     data: Vec<u8>,
     written: Vec<u64>,
     unwritten: usize,
-    /// The words of `written` that may have bits set (clearing for the next run clears only these: a slice's data
-    /// memory is 512 KiB and a kernel often touches a part).
-    dirty: (usize, usize),
+    /// A bit per block of [`DIRTY_BLOCK`] words of `written` that may have bits set: clearing for the next run
+    /// clears only these (a slice's data memory is 512 KiB and a kernel often writes a few scattered boxes of it).
+    dirty: Vec<u64>,
+}
+
+/// Words of the written bits (each for 64 bytes) that one bit of [`Bytes`]'s dirty blocks stands for.
+const DIRTY_BLOCK: usize = 64;
+
+/// The dirty-block words for `len` bytes.
+fn dirty_blocks(len: usize) -> Vec<u64> {
+    vec![0; len.div_ceil(64).div_ceil(DIRTY_BLOCK).div_ceil(64)]
 }
 
 impl Bytes {
     /// `len` bytes nothing has written.
     pub fn empty(len: usize) -> Bytes {
-        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)], unwritten: len, dirty: (0, 0) }
+        Bytes { data: vec![0; len], written: vec![0; len.div_ceil(64)], unwritten: len, dirty: dirty_blocks(len) }
     }
 
     /// `data`, all written.
     pub fn full(data: Vec<u8>) -> Bytes {
-        let mut bytes = Bytes { written: vec![0; data.len().div_ceil(64)], unwritten: data.len(), data, dirty: (0, 0) };
+        let (written, dirty) = (vec![0; data.len().div_ceil(64)], dirty_blocks(data.len()));
+        let mut bytes = Bytes { written, unwritten: data.len(), data, dirty };
         bytes.mark(0, bytes.data.len());
         bytes
     }
@@ -85,9 +94,15 @@ impl Bytes {
     /// The same memory with nothing written: its old bytes stay but cannot be read until written again (a memory
     /// reused by the next run costs a pass over its written bits, not fresh pages).
     pub fn cleared(mut self) -> Bytes {
-        self.written[self.dirty.0..self.dirty.1].fill(0);
+        for (i, bits) in self.dirty.iter_mut().enumerate() {
+            while *bits != 0 {
+                let block = i * 64 + bits.trailing_zeros() as usize;
+                let words = block * DIRTY_BLOCK..((block + 1) * DIRTY_BLOCK).min(self.written.len());
+                self.written[words].fill(0);
+                *bits &= *bits - 1;
+            }
+        }
         self.unwritten = self.data.len();
-        self.dirty = (0, 0);
         self
     }
 
@@ -115,10 +130,9 @@ impl Bytes {
         if self.unwritten == 0 || from >= to {
             return;
         }
-        self.dirty = match self.dirty {
-            (low, high) if low < high => (low.min(from / 64), high.max(to.div_ceil(64))),
-            _ => (from / 64, to.div_ceil(64)),
-        };
+        for block in from / 64 / DIRTY_BLOCK..=(to - 1) / 64 / DIRTY_BLOCK {
+            self.dirty[block / 64] |= 1 << (block % 64);
+        }
         let (first, last) = (from.div_ceil(64), to / 64);
         if first >= last {
             return self.mark_bits(from, to);

@@ -11,7 +11,7 @@
 use super::forward::Through;
 use super::memory::Bytes;
 use super::state::{contiguous_start, Memories};
-use super::trf_forward::{b_in_hbm, floats, BView};
+use super::trf_forward::{b_in_hbm, floats, operand, BView};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::Space;
@@ -19,9 +19,9 @@ use crate::machine::ElemType;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
-/// What slices must share to stack: `A`'s HBM buffer and byte stride of rows, then `B`'s buffer and byte strides of
-/// rows and columns.
-type Shared = (u32, usize, u32, usize, usize);
+/// What slices must share to stack: `A`'s HBM buffer and byte stride of rows, then `B`'s buffer, the levels of its
+/// rows ([`BView`]) and its byte stride of columns.
+type Shared = (u32, usize, u32, Vec<(usize, usize)>, usize);
 
 /// Slices whose products are the blocks of one product: `rows` row blocks of `A` (`m` rows each, consecutive in HBM
 /// from byte `a`) by `columns` column blocks of `B` (`n` columns each, from byte `b`); the slices row-major.
@@ -77,13 +77,14 @@ fn placed(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Placed {
     for slice in mm.slices.first..mm.slices.end {
         let dm = mm.slices.site(Space::Dm, slice);
         let Some((ab, a, stride)) = through.rows_at(dm, &mm.a.pattern, m, k * 4) else { continue };
-        let Some((bb, b, row, col)) = b_in_hbm(v, (k, n), dm, through) else { continue };
+        let Some((bb, b)) = b_in_hbm(v, n, dm, through) else { continue };
         let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
         if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + m * n * 4)) {
             continue;
         }
-        if [b, row, col, a, stride].iter().all(|x| x.is_multiple_of(4)) {
-            groups.entry((ab, stride, bb, row, col)).or_default().entry(b).or_default().push((a, slice));
+        let strides = b.rows.iter().map(|r| r.1).chain([b.at, b.col, a, stride]);
+        if strides.into_iter().all(|x| x.is_multiple_of(4)) {
+            groups.entry((ab, stride, bb, b.rows, b.col)).or_default().entry(b.at).or_default().push((a, slice));
         }
     }
     groups
@@ -110,7 +111,7 @@ fn stacks(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Vec<Stack> {
             for run in runs(&blocks, |(b, _)| *b, n * shared.4) {
                 if rows * run.len() > 1 {
                     let slices = (0..rows).flat_map(|r| run.iter().map(move |(_, s)| s[r])).collect();
-                    stacks.push(Stack { shared, a, b: run[0].0, columns: run.len(), slices });
+                    stacks.push(Stack { shared: shared.clone(), a, b: run[0].0, columns: run.len(), slices });
                 }
             }
         }
@@ -135,10 +136,11 @@ fn runs<T>(items: &[T], at: impl Fn(&T) -> usize, step: usize) -> Vec<&[T]> {
 /// (in HBM in place), added to (or written over) the slices' accumulators `accs` at byte `c`.
 fn multiply(mm: &Matmul, stack: &Stack, accs: &mut [Bytes], hbm: &[Bytes], c: usize) {
     let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
-    let (ab, stride, bb, row, col) = stack.shared;
+    let (ab, stride, bb, b_rows, col) = &stack.shared;
     let (rows, columns) = (m * stack.slices.len() / stack.columns, n * stack.columns);
-    let a = floats(hbm[ab as usize].unchecked_from(0), stack.a, stride, 4).expect("aligned").0;
-    let b = floats(hbm[bb as usize].unchecked_from(0), stack.b, row, col).expect("aligned").0;
+    let a = floats(hbm[*ab as usize].unchecked_from(0), stack.a, *stride, 4).expect("aligned").0;
+    let b_view = BView { at: stack.b, rows: b_rows.clone(), col: *col };
+    let (b, b_strides) = operand(hbm[*bb as usize].unchecked_from(0), &b_view, columns);
     let mut product = vec![0f32; rows * columns];
     // Slice `i`'s block starts at row `i / columns · m`, column `i % columns · n`; its rows are `n` floats apart
     // from `columns` there.
@@ -153,7 +155,6 @@ fn multiply(mm: &Matmul, stack: &Stack, accs: &mut [Bytes], hbm: &[Bytes], c: us
             }
         }
     }
-    let b_strides = ((row / 4) as isize, (col / 4) as isize);
     f32::gemm_strided(rows, k, columns, &a, (stride / 4, 1), &b, b_strides, &mut product, mm.accumulate);
     for (i, acc) in accs.iter_mut().enumerate() {
         let (first, pitch) = block(i);

@@ -27,22 +27,44 @@ use crate::machine::{ElemType, NpuConfig};
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-/// Where a matmul's `B` (`f32`, `k` rows of `n` columns) lies in the data memory of each of its slices: element
-/// `(p, j)` at byte `at + p · row + j · col`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a matmul's `B` (`f32`, `k` rows of `n` columns) lies in the data memory of each of its slices (or, for
+/// [`b_in_hbm`], in HBM): element `(p, j)` at byte `at + offset(p) + j · col`, where row `p`'s offset is the sum of
+/// its digits in the mixed radix of `rows`' counts times their strides. One level is a fixed row stride; the
+/// kernels of a convolution's taps (input channel, kernel row, kernel column, each padded in memory) take three.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BView {
     /// The first element's byte.
     pub at: usize,
-    /// Bytes from one row to the next.
-    pub row: usize,
+    /// The levels of the rows, outermost first: how many and the bytes from one to the next (their counts
+    /// multiply to `k`).
+    pub rows: Vec<(usize, usize)>,
     /// Bytes from one column to the next.
     pub col: usize,
 }
 
 impl BView {
-    /// Bytes from the first element to past the last.
-    pub fn span(&self, k: usize, n: usize) -> usize {
-        (k - 1) * self.row + (n - 1) * self.col + 4
+    /// Bytes from the first element to past the last (`n` columns).
+    pub fn span(&self, n: usize) -> usize {
+        self.rows.iter().map(|&(count, stride)| (count - 1) * stride).sum::<usize>() + (n - 1) * self.col + 4
+    }
+
+    /// The bytes from one row to the next, when they are a fixed stride.
+    pub fn row(&self) -> Option<usize> {
+        match self.rows[..] {
+            [] => Some(0),
+            [(_, stride)] => Some(stride),
+            _ => None,
+        }
+    }
+
+    /// Each row's byte offset from the first, in order.
+    fn row_offsets(&self) -> Vec<usize> {
+        let mut offsets = vec![0];
+        for &(count, stride) in self.rows.iter().rev() {
+            let inner = offsets.clone();
+            offsets = (0..count).flat_map(|i| inner.iter().map(move |o| i * stride + o)).collect();
+        }
+        offsets
     }
 }
 
@@ -63,7 +85,7 @@ impl TrfPlan {
         for &k in order {
             walk.step(k, actions[k].as_ref(), &accesses[k], cfg);
         }
-        let elided = walk.loads.into_iter().filter(|(_, l)| l.ok).map(|(k, l)| (k, l.reads)).collect();
+        let elided: HashMap<_, _> = walk.loads.into_iter().filter(|(_, l)| l.ok).map(|(k, l)| (k, l.reads)).collect();
         TrfPlan { views: walk.views, elided }
     }
 
@@ -150,7 +172,7 @@ impl Walk {
             writers.into_iter().for_each(|w| self.spoil(w));
             return;
         };
-        let pattern = AccessPattern::new(view.at as u64, &[], view.span(mm.k as usize, mm.n as usize) as u32);
+        let pattern = AccessPattern::new(view.at as u64, &[], view.span(mm.n as usize) as u32);
         let reads = (s.first..s.end)
             .map(|slice| Access { write: false, site: s.site(Space::Dm, slice), pattern: pattern.clone() })
             .collect();
@@ -161,8 +183,8 @@ impl Walk {
     fn view(&mut self, load: usize, mm: &Matmul, cfg: &NpuConfig) -> Option<BView> {
         let l = self.loads.get(&load).filter(|l| !l.stale)?;
         let key = (l.stream.src.pattern.clone(), l.stream.dst.pattern.clone(), mm.b_base, mm.k, mm.n);
-        if let Some(&known) = self.known.get(&key) {
-            return known;
+        if let Some(known) = self.known.get(&key) {
+            return known.clone();
         }
         let elements = l.stream.dst.pattern.bytes().unwrap_or(u64::MAX) / 4;
         if self.enumerated.saturating_add(elements) > MAX_VIEW_ELEMENTS {
@@ -170,7 +192,7 @@ impl Walk {
         }
         self.enumerated += elements;
         let view = view_of(&l.stream, mm, cfg);
-        self.known.insert(key, view);
+        self.known.insert(key, view.clone());
         view
     }
 
@@ -250,8 +272,8 @@ fn covers(by: &AccessPattern, old: &AccessPattern) -> bool {
 }
 
 /// Where `mm`'s `B` lies in the data memory `load` read: every element one the load copied, from a 4-byte-aligned
-/// place, at a fixed non-negative row and column stride. Enumerates the load's elements once (at most the TRF's
-/// bytes / 4; a load writing more than the TRF holds has no view).
+/// place, at fixed non-negative strides (of the rows' levels, [`row_levels`], and of the columns). Enumerates the
+/// load's elements once (at most the TRF's bytes / 4; a load writing more than the TRF holds has no view).
 fn view_of(load: &Stream, mm: &Matmul, cfg: &NpuConfig) -> Option<BView> {
     let (src, dst) = (&load.src.pattern, &load.dst.pattern);
     let aligned = |p: &AccessPattern| p.misaligned(4).is_none();
@@ -263,16 +285,44 @@ fn view_of(load: &Stream, mm: &Matmul, cfg: &NpuConfig) -> Option<BView> {
     let (k, n) = (mm.k, mm.n);
     let at = |p: u64, j: u64| place.get(&mm.b_offset(p, j, cfg)).copied();
     let origin = at(0, 0)?;
-    let row = if k > 1 { at(1, 0)?.checked_sub(origin)? } else { 0 };
+    let offset = |p: u64| at(p, 0)?.checked_sub(origin);
+    let rows = row_levels(k, offset)?;
     let col = if n > 1 { at(0, 1)?.checked_sub(origin)? } else { 0 };
-    for p in 0..k {
+    let view = BView { at: origin as usize, rows, col: col as usize };
+    for (p, row) in (0..k).zip(view.row_offsets()) {
         for j in 0..n {
-            if at(p, j)? != origin + p * row + j * col {
+            if at(p, j)? != origin + (row + j as usize * view.col) as u64 {
                 return None;
             }
         }
     }
-    Some(BView { at: origin as usize, row: row as usize, col: col as usize })
+    Some(view)
+}
+
+/// The levels of `k` rows whose byte offsets from the first are `offset(p)`, outermost first: innermost, the
+/// longest run of rows at a fixed stride that a whole number of times makes `k`; then runs of those, and so on.
+/// Checks the levels' first rows only ([`view_of`] checks every row).
+fn row_levels(k: u64, offset: impl Fn(u64) -> Option<u64>) -> Option<Vec<(usize, usize)>> {
+    let mut levels = Vec::new();
+    // Rows the inner levels count.
+    let mut inner = 1;
+    while inner < k {
+        let stride = offset(inner)?;
+        let mut count = 2;
+        while inner * count < k && offset(inner * count)? == count * stride {
+            count += 1;
+        }
+        while !k.is_multiple_of(inner * count) {
+            count -= 1;
+        }
+        if count < 2 {
+            return None;
+        }
+        levels.push((count as usize, stride as usize));
+        inner *= count;
+    }
+    levels.reverse();
+    Some(levels)
 }
 
 /// The address of each 4-byte element of `pattern`'s packets, in order (packets and addresses 4-byte aligned).
@@ -284,59 +334,84 @@ fn elements(pattern: &AccessPattern) -> impl Iterator<Item = u64> + '_ {
 /// A GEMM operand: its `f32` elements (borrowed in place, or copied out) and the strides of its rows and columns.
 pub type Operand<'a> = (Cow<'a, [f32]>, (isize, isize));
 
+/// The `B`s in HBM that slices read copied out (rows of several levels), by buffer and view: slices reading the
+/// same (a convolution's kernels, in every slice of a block of pixels) copy them once.
+pub type Copied = HashMap<(u32, BView), Vec<f32>>;
+
+/// `B` (`n` columns) of view `v` of the data memory of each of `slices`, copied out once where it lies in HBM in
+/// rows of several levels.
+pub fn copied_from_hbm(v: &BView, n: usize, slices: impl Iterator<Item = Site>, through: Through<'_>) -> Copied {
+    let mut copies = Copied::new();
+    for site in slices {
+        if let Some((buffer, placed)) = b_in_hbm(v, n, site, through).filter(|(_, p)| p.row().is_none()) {
+            let data = through.hbm[buffer as usize].unchecked_from(0);
+            copies.entry((buffer, placed)).or_insert_with_key(|(_, p)| copied(data, p, n));
+        }
+    }
+    copies
+}
+
 /// `B` (`k` × `n`) of a matmul with view `v` on the slice whose data memory is `site` (`dm`), as `f32` with the
-/// strides of its rows and columns: in HBM in place where a forward holds it at a fixed stride, else in data
-/// memory in place, else copied out (bytes not aligned for `f32`).
+/// strides of its rows and columns: in HBM where a forward holds it at fixed strides (in `copies` when copied
+/// already), else in data memory; in place when its rows are at a fixed stride, else copied out (rows of several
+/// levels, bytes not aligned for `f32`).
 pub fn b_operand<'a>(
     v: &BView,
-    (k, n): (usize, usize),
+    n: usize,
     site: Site,
     dm: &'a Bytes,
     through: Through<'a>,
+    copies: &'a Copied,
 ) -> Operand<'a> {
-    if let Some((buffer, at, row, col)) = b_in_hbm(v, (k, n), site, through) {
-        let hbm = through.hbm[buffer as usize].unchecked_from(0);
-        return floats(hbm, at, row, col)
-            .unwrap_or_else(|| (Cow::Owned(copied(hbm, at, row, col, (k, n))), (n as isize, 1)));
+    if let Some((buffer, placed)) = b_in_hbm(v, n, site, through) {
+        let key = (buffer, placed);
+        if let Some(b) = copies.get(&key) {
+            return (Cow::Borrowed(b), (n as isize, 1));
+        }
+        return operand(through.hbm[buffer as usize].unchecked_from(0), &key.1, n);
     }
-    if let Some(f) = through.forwards.holding(site, v.at, v.span(k, n)) {
-        let hbm = &through.hbm[f.src as usize];
-        let run = gather(hbm, &f.pattern).expect("checked written when forwarded");
-        return (Cow::Owned(copied(&run, v.at - f.at, v.row, v.col, (k, n))), (n as isize, 1));
+    if let Some(f) = through.forwards.holding(site, v.at, v.span(n)) {
+        let run = gather(&through.hbm[f.src as usize], &f.pattern).expect("checked written when forwarded");
+        let inside = BView { at: v.at - f.at, ..v.clone() };
+        return (Cow::Owned(copied(&run, &inside, n)), (n as isize, 1));
     }
-    let data = dm.unchecked_from(0);
-    floats(data, v.at, v.row, v.col)
-        .unwrap_or_else(|| (Cow::Owned(copied(data, v.at, v.row, v.col, (k, n))), (n as isize, 1)))
+    operand(dm.unchecked_from(0), v, n)
 }
 
-/// Where view `v` of `B` (`k` × `n`) in the data memory `site` lies in HBM when a DMA's forward holds it at fixed
-/// strides there: the buffer, the first byte and the bytes between rows and between columns.
-pub fn b_in_hbm(
-    v: &BView,
-    (k, n): (usize, usize),
-    site: Site,
-    through: Through<'_>,
-) -> Option<(u32, usize, usize, usize)> {
-    let f = through.forwards.holding(site, v.at, v.span(k, n))?;
-    let (at, row, col) = in_hbm(f, v, (k, n))?;
-    Some((f.src, at, row, col))
+/// View `v` of `data` (`n` columns) as a GEMM operand: in place when its rows are at a fixed stride and all is
+/// aligned, else copied out row by row.
+pub fn operand<'a>(data: &'a [u8], v: &BView, n: usize) -> Operand<'a> {
+    v.row()
+        .and_then(|row| floats(data, v.at, row, v.col))
+        .unwrap_or_else(|| (Cow::Owned(copied(data, v, n)), (n as isize, 1)))
 }
 
-/// Where view `v` lies in HBM behind forward `f` (whose destination holds the view's bytes) at fixed strides: its
-/// first byte and the bytes between rows and between columns. The forward must read one run per packet at one
-/// stride, and `B`'s rows (or its columns) must each lie inside one packet, stepping whole packets.
-fn in_hbm(f: &Forward, v: &BView, (k, n): (usize, usize)) -> Option<(usize, usize, usize)> {
+/// Where view `v` of `B` (`n` columns) in the data memory `site` lies in HBM when a DMA's forward holds it at fixed
+/// strides there: the buffer, and the view there.
+pub fn b_in_hbm(v: &BView, n: usize, site: Site, through: Through<'_>) -> Option<(u32, BView)> {
+    let f = through.forwards.holding(site, v.at, v.span(n))?;
+    Some((f.src, in_hbm(f, v, n)?))
+}
+
+/// Where view `v` (`n` columns) lies in HBM behind forward `f` (whose destination holds the view's bytes) at fixed
+/// strides. The forward must read one run per packet at one stride; each level of the rows and the columns must
+/// step whole packets, or stay inside the packet of the view's first element (those together).
+fn in_hbm(f: &Forward, v: &BView, n: usize) -> Option<BView> {
     let (base, packet, stride) = f.runs()?;
     let (q, skip) = ((v.at - f.at) / packet, (v.at - f.at) % packet);
-    let first = base + q * stride + skip;
-    let inside = |count: usize, step: usize| skip + (count - 1) * step + 4 <= packet;
-    if v.row.is_multiple_of(packet) && inside(n, v.col) {
-        Some((first, v.row / packet * stride, v.col))
-    } else if v.col.is_multiple_of(packet) && inside(k, v.row) {
-        Some((first, v.row, v.col / packet * stride))
-    } else {
-        None
+    let levels = v.rows.iter().copied().chain([(n, v.col)]);
+    let moving = levels.clone().filter(|&(count, _)| count > 1);
+    let inside: usize = moving.filter(|(_, s)| !s.is_multiple_of(packet)).map(|(count, s)| (count - 1) * s).sum();
+    if skip + inside + 4 > packet {
+        return None;
     }
+    let hbm = |(count, s): (usize, usize)| match count > 1 && s.is_multiple_of(packet) {
+        true => (count, s / packet * stride),
+        false => (count, s),
+    };
+    let mut placed: Vec<(usize, usize)> = levels.map(hbm).collect();
+    let col = placed.pop().expect("the columns").1;
+    Some(BView { at: base + q * stride + skip, rows: placed, col })
 }
 
 /// `data` from byte `at` on as `f32`s with strides `row` and `col` (bytes) in elements, when all are aligned.
@@ -346,10 +421,19 @@ pub fn floats(data: &[u8], at: usize, row: usize, col: usize) -> Option<Operand<
     Some((Cow::Borrowed(floats), ((row / 4) as isize, (col / 4) as isize)))
 }
 
-/// `B`'s `k` × `n` elements out of `data` (element `(p, j)` at `at + p · row + j · col`), row by row.
-fn copied(data: &[u8], at: usize, row: usize, col: usize, (k, n): (usize, usize)) -> Vec<f32> {
-    let element = |i: usize| f32::from_le_bytes([data[i], data[i + 1], data[i + 2], data[i + 3]]);
-    (0..k).flat_map(|p| (0..n).map(move |j| element(at + p * row + j * col))).collect()
+/// The `k` × `n` elements of view `v` of `data`, row by row.
+pub fn copied(data: &[u8], v: &BView, n: usize) -> Vec<f32> {
+    let element = |i: usize| f32::from_le_bytes(data[i..i + 4].try_into().expect("4 bytes"));
+    let rows = v.row_offsets();
+    let mut out = vec![0f32; rows.len() * n];
+    // Column by column: a column's rows lie close together, the columns often far apart.
+    for j in 0..n {
+        let first = v.at + j * v.col;
+        for (p, row) in rows.iter().enumerate() {
+            out[p * n + j] = element(first + row);
+        }
+    }
+    out
 }
 
 impl Memories {
@@ -359,5 +443,25 @@ impl Memories {
             return true;
         }
         !self.forwards.meets(site, low, high) && self.slices.get(&site).is_some_and(|b| b.written_between(low, high))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_convolutions_kernels_are_rows_of_three_levels() {
+        // Input channel c, kernel row r, kernel column s at c·96 + r·32 + s·4 (each row of taps padded to 8): the
+        // channels and kernel rows are one level.
+        let offset = |p: u64| Some(p / 9 * 96 + p % 9 / 3 * 32 + p % 3 * 4);
+        assert_eq!(row_levels(288, offset), Some(vec![(96, 32), (3, 4)]));
+        let offset = |p: u64| Some(p / 9 * 128 + p % 9 / 3 * 32 + p % 3 * 4);
+        assert_eq!(row_levels(288, offset), Some(vec![(32, 128), (3, 32), (3, 4)]));
+        assert_eq!(row_levels(6, |p| Some(p * 4)), Some(vec![(6, 4)]));
+        assert_eq!(row_levels(1, |_| Some(0)), Some(vec![]));
+        let v = BView { at: 8, rows: vec![(2, 96), (3, 4)], col: 3072 };
+        assert_eq!(v.row_offsets(), vec![0, 4, 8, 96, 100, 104]);
+        assert_eq!(v.span(2), 96 + 8 + 3072 + 4);
     }
 }
