@@ -1,8 +1,9 @@
-//! Lazy DMAs and TRF loads change nothing a program can see (float sums aside, which a GEMM over another layout may
+//! Lazy DMAs, memsets and TRF loads change nothing a program can see (float sums aside, which a GEMM over another layout may
 //! round differently: the inputs are small integers, whose sums are exact): on random kernels (DMAs between HBM buffers and two
-//! slices' data memories with random packets and strides, moves and relu through data memory, register-file loads,
-//! plain and transposing, and matmuls, together and apart, some instructions unordered), an `Npu` that turns DMAs
-//! out of HBM into forwards and lets matmuls read through TRF loads gives the same buffers, or the same error at the
+//! slices' data memories with random packets and strides, memsets, moves and relu through data memory, register-file
+//! loads, plain and transposing, and matmuls, together and apart, some reading `A` in a memset a DMA wrote into,
+//! some instructions unordered), an `Npu` that turns DMAs out of HBM into forwards, memsets into fills (and DMAs
+//! into them into overlays) and lets matmuls read through TRF loads gives the same buffers, or the same error at the
 //! same instruction, as one that copies every DMA and loads every TRF at once.
 
 use indexmap::IndexMap;
@@ -24,8 +25,12 @@ enum Ins {
     Unary { relu: bool, slice: u64, src: u64, dst: u64, len: u64 },
     /// `C = A · B` on a slice: `A` (m × k) at `a`, `B` loaded into the TRF by `load` just before, `C` moved to `c`;
     /// when `feed` is `(buffer, base, rows per packet, stride)`, a DMA first brings `A` in from HBM (so that the
-    /// matmul may read it there).
-    Matmul { m: u64, a: u64, c: u64, feed: Option<(u64, u64, u64, u64)>, load: Load },
+    /// matmul may read it there); when `window` is `(value, buffer, base)` instead, a memset first fills `A` with the
+    /// value and a DMA from HBM writes the first two elements of each of its rows (so that the matmul may read it
+    /// in the fill).
+    Matmul { m: u64, a: u64, c: u64, feed: Option<(u64, u64, u64, u64)>, window: Option<(i64, u64, u64)>, load: Load },
+    /// A memset of a run of a slice's data memory.
+    Memset { slice: u64, at: u64, len: u64, value: i64 },
     /// A TRF load alone.
     Load(Load),
     /// A matmul alone, reading whatever the TRF holds, `C` moved to `c`.
@@ -95,8 +100,9 @@ fn ins() -> impl Strategy<Value = Ins> {
     });
     let feed = proptest::option::weighted(0.6, (0u64..2, any::<u64>(), 0u64..3, 0u64..3));
     let fed = || proptest::option::weighted(0.5, (0u64..2, any::<u64>(), 0u64..3));
-    let matmul = (0u64..2, 1u64..4, 1u64..4, 1u64..9, any::<[u64; 3]>(), feed, fed()).prop_map(
-        |(slice, m, k, n, picks, feed, fed)| {
+    let window = proptest::option::weighted(0.5, (-2i64..3, 0u64..2, any::<u64>()));
+    let matmul = (0u64..2, 1u64..4, 1u64..4, 1u64..9, any::<[u64; 3]>(), feed, fed(), window).prop_map(
+        |(slice, m, k, n, picks, feed, fed, window)| {
             let (m, k) = (2 * m, 2 * k);
             let [a, c] = [m * k, m * n].map(|e| e * 4);
             let feed = feed.map(|(buffer, pick, per, gap)| {
@@ -106,7 +112,8 @@ fn ins() -> impl Strategy<Value = Ins> {
                 (buffer, base((m / per - 1) * stride + packet, pick), per, stride)
             });
             let load = load_of(slice, (k, n), picks[1], picks[0] % 2 == 0, fed);
-            Ins::Matmul { m, a: base(a, picks[0]), c: base(c, picks[2]), feed, load }
+            let window = window.map(|(value, buffer, pick)| (value, buffer, base(m * 8, pick)));
+            Ins::Matmul { m, a: base(a, picks[0]), c: base(c, picks[2]), feed, window, load }
         },
     );
     // Loads and matmuls apart draw from fewer shapes and places, so that a matmul often reads what a load wrote.
@@ -116,7 +123,11 @@ fn ins() -> impl Strategy<Value = Ins> {
         let (m, k, n) = (2 * m, 2 * k, 4 * n);
         Ins::Mm { slice, m, k, n, a: base(m * k * 4, picks[0]), c: base(m * n * 4, picks[1]) }
     });
-    prop_oneof![3 => dma, 1 => unary, 1 => matmul, 1 => load, 1 => mm]
+    let memset = (0u64..2, 1u64..9, any::<u64>(), -2i64..3).prop_map(|(slice, n, x, value)| {
+        let len = n * 24;
+        Ins::Memset { slice, at: base(len, x), len, value }
+    });
+    prop_oneof![3 => dma, 1 => unary, 1 => matmul, 1 => load, 1 => mm, 1 => memset]
 }
 
 fn side(m: Mem, at: u64) -> String {
@@ -161,17 +172,26 @@ fn kernel(program: &[(Ins, bool)], half: bool) -> String {
             Ins::Unary { relu: true, slice, src, dst, len } => format!(
                 "  npu.vec.unary relu queue(main) on(0, {slice}) src(dm, base {src}, loops [], packet {len}) dst(dm, base {dst}, loops [], packet {len}) : f32\n"
             ),
-            Ins::Matmul { m, a, c, feed, load } => {
+            Ins::Matmul { m, a, c, feed, window, load } => {
                 let (slice, k) = (load.slice, load.k);
-                let feed = feed.map_or(String::new(), |(buffer, at, per, stride)| {
+                let feed = feed.filter(|_| window.is_none()).map_or(String::new(), |(buffer, at, per, stride)| {
                     let packet = per * k * 4;
                     format!(
                         "  npu.dma queue(dma0) src(%b{buffer}, base {at}) dst(dm[0, {slice}], base {a}) loops [({}, {stride}, {packet})] packet {packet} : f32\n  npu.barrier\n",
                         m / per
                     )
                 });
-                feed + &load_trf(load) + &matmul(slice, *m, k, load.n, *a, *c)
+                let window = match (feed.is_empty(), window) {
+                    (true, Some((value, buffer, at))) => format!(
+                        "{}  npu.barrier\n  npu.dma queue(dma0) src(%b{buffer}, base {at}) dst(dm[0, {slice}], base {a}) loops [({m}, 8, {})] packet 8 : f32\n  npu.barrier\n",
+                        memset(slice, *a, m * k * 4, *value),
+                        k * 4
+                    ),
+                    _ => String::new(),
+                };
+                feed + &window + &load_trf(load) + &matmul(slice, *m, k, load.n, *a, *c)
             }
+            Ins::Memset { slice, at, len, value } => memset(*slice, *at, *len, *value),
             Ins::Load(load) => load_trf(load),
             Ins::Mm { slice, m, k, n, a, c } => matmul(*slice, *m, *k, *n, *a, *c),
         };
@@ -188,6 +208,13 @@ fn kernel(program: &[(Ins, bool)], half: bool) -> String {
         );
     }
     text + "}\n"
+}
+
+/// A memset of `len` bytes of a slice's data memory from `at`.
+fn memset(slice: u64, at: u64, len: u64, value: i64) -> String {
+    format!(
+        "  npu.memset queue(main) on(0, {slice}) dst(dm, base {at}, loops [], packet {len}) value {value}.0 : f32\n"
+    )
 }
 
 /// The text of a load (after the DMA that feeds it, if any).

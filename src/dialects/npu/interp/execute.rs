@@ -5,6 +5,7 @@
 use super::matmul::matmul;
 use super::memory::Bytes;
 use super::program::Program;
+use super::shared_a;
 use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -15,8 +16,8 @@ use crate::dialects::npu::ops::reduce::Reduce;
 use crate::dialects::npu::ops::stream::Stream;
 use crate::dialects::npu::ops::vector::Vector;
 use crate::machine::NpuConfig;
+use foldhash::{HashSet, HashSetExt};
 use rayon::prelude::*;
-use std::collections::HashSet;
 
 /// Carries out `program`'s instructions in the order they started; the index of the one that fails and why.
 /// Consecutive DMAs that touch different memories (none writes what another reads or writes) run at once, on
@@ -55,19 +56,27 @@ fn compute(
 ) -> Result<(), String> {
     let through = matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Vector(_));
     let view = program.trf.view(k).filter(|_| lazy);
+    let groups = match (instruction, view) {
+        (Instruction::Matmul(mm), Some((v, _))) => shared_a::groups(mm, mem, v),
+        _ => vec![],
+    };
     if let Some((_, reads)) = view {
         mem.settle_held(reads);
     }
-    mem.settle(&program.accesses[k], through);
     match instruction {
-        Instruction::Matmul(mm) => matmul(mm, mem, &program.machine, view.map(|v| &v.0)),
+        Instruction::Matmul(mm) => mem.settle_keeping(&program.accesses[k], through, &shared_a::kept(mm, &groups)),
+        _ => mem.settle(&program.accesses[k], through),
+    }
+    match instruction {
+        Instruction::Matmul(mm) => matmul(mm, mem, &program.machine, view.map(|v| &v.0), &groups),
+        Instruction::Memset(m) if lazy && mem.fill_lazily(m) => Ok(()),
         _ => execute(instruction, mem, &program.machine),
     }
 }
 
 /// Carries out the DMAs of steps `order` (each step's single-slice commands in `parts`, its accesses in
-/// `accesses`), found apart by [`dma_group`]: when `lazy`, those that can become forwards do, and the others copy in
-/// parallel.
+/// `accesses`), found apart by [`dma_group`]: when `lazy`, those that can become overlays of fills
+/// ([`super::lazy_fill`]) or forwards do, and the others copy in parallel.
 fn run_dmas(
     order: &[usize],
     parts: &[Vec<Dma>],
@@ -77,8 +86,16 @@ fn run_dmas(
 ) -> Result<(), (usize, String)> {
     let (mut copies, mut failed) = (Vec::new(), None);
     'steps: for &k in order {
-        mem.settle(&accesses[k], false);
-        for d in &parts[k] {
+        let overlays = if lazy { mem.overlay_targets(&parts[k]) } else { vec![None; parts[k].len()] };
+        mem.settle_keeping(&accesses[k], false, &overlays.iter().flatten().copied().collect());
+        for (d, overlay) in parts[k].iter().zip(overlays) {
+            if let Some(Err(at)) = overlay.map(|key| mem.overlay(d, key)) {
+                failed = Some((k, unwritten_hbm_or_dm(at)));
+                break 'steps;
+            }
+            if overlay.is_some() {
+                continue;
+            }
             match lazy.then(|| mem.forward(d)) {
                 Some(Ok(true)) => {}
                 Some(Err(at)) => {
@@ -164,7 +181,7 @@ pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -
         Instruction::Dma(d) => d.parts().iter().try_for_each(|p| copy(p, mem)),
         Instruction::Memset(m) => fill(m, mem),
         Instruction::Stream(s) => stream(s, mem),
-        Instruction::Matmul(m) => matmul(m, mem, cfg, None),
+        Instruction::Matmul(m) => matmul(m, mem, cfg, None, &[]),
         Instruction::Vector(v) => vector(v, mem),
         Instruction::Reduce(r) => reduce(r, mem),
     }

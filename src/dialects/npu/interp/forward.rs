@@ -18,7 +18,8 @@ use super::state::{contiguous_start, gather, scatter, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::{Access, Site};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A DMA not carried out yet: `len` bytes from `at` of its destination are the bytes `pattern` reads from HBM buffer
 /// `src`.
@@ -158,19 +159,27 @@ impl<'a> Through<'a> {
 
 impl Memories {
     /// Makes an instruction's `accesses` safe to carry out on the bytes where they are. A write carries out the
-    /// forwards out of the HBM buffer it writes, and drops those it overwrites whole (when the instruction does not
-    /// read them) or carries them out; a read carries out the forwards it meets, except one it reads whole when
-    /// `through` (the instruction reads such runs through to HBM).
+    /// forwards and fills ([`super::lazy_fill`]) out of the HBM buffer it writes, and drops those it overwrites
+    /// whole (when the instruction does not read them) or carries them out; a read carries out the forwards and
+    /// fills it meets, except a forward it reads whole when `through` (the instruction reads such runs through to
+    /// HBM).
     pub fn settle(&mut self, accesses: &[Access], through: bool) {
-        if self.forwards.is_empty() {
+        self.settle_keeping(accesses, through, &HashSet::new());
+    }
+
+    /// [`Memories::settle`], but the fills in `keep` (by memory and first byte) stay: a DMA overlays them, or a
+    /// matmul reads its `A` in them.
+    pub fn settle_keeping(&mut self, accesses: &[Access], through: bool, keep: &HashSet<(Site, usize)>) {
+        if self.forwards.is_empty() && self.fills.is_empty() {
             return;
         }
-        // The byte ranges the instruction reads, by memory, gathered when a write first meets a forward: a forward it
-        // both reads and overwrites is carried out, not dropped.
+        // The byte ranges the instruction reads, by memory, gathered when a write first meets a forward or a fill:
+        // one it both reads and overwrites is carried out, not dropped.
         let mut reads: Option<HashMap<Site, Vec<(i128, i128)>>> = None;
         for w in accesses.iter().filter(|a| a.write) {
             if let Site::Hbm(buffer) = w.site {
                 self.carry_out_from(buffer);
+                self.carry_out_fills_from(buffer);
             }
             let Some((low, high)) = w.pattern.range() else { continue };
             let whole = contiguous_start(&w.pattern).map(|at| (at, at + w.pattern.bytes().unwrap_or(0) as usize));
@@ -185,9 +194,14 @@ impl Memories {
                     None => self.carry_out(w.site, at),
                 }
             }
+            if !self.fills.meeting(w.site, low, high).is_empty() {
+                let reads = reads.get_or_insert_with(|| read_ranges(accesses)).get(&w.site).cloned();
+                self.settle_fills_written(w.site, (low, high), whole.is_some(), reads.as_deref(), keep);
+            }
         }
         for r in accesses.iter().filter(|a| !a.write) {
             let Some((low, high)) = r.pattern.range() else { continue };
+            self.settle_fills_read(r.site, (low, high), keep);
             let whole = contiguous_start(&r.pattern).zip(r.pattern.bytes());
             if through && whole.is_some_and(|(at, len)| self.forwards.exact(r.site, at, len as usize).is_some()) {
                 continue;
@@ -203,6 +217,7 @@ impl Memories {
     pub fn settle_held(&mut self, reads: &[Access]) {
         for r in reads {
             let Some((low, high)) = r.pattern.range() else { continue };
+            self.settle_fills_read(r.site, (low, high), &HashSet::new());
             if self.forwards.holding(r.site, low as usize, (high - low) as usize).is_some() {
                 continue;
             }

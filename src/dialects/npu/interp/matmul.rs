@@ -4,6 +4,7 @@
 
 use super::forward::Through;
 use super::memory::Bytes;
+use super::shared_a::{run_groups, Group};
 use super::stacked::run_stacked;
 use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
 use super::trf_forward::{b_operand, copied_from_hbm, BView, Copied};
@@ -13,21 +14,34 @@ use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::Space;
 use crate::machine::{ElemType, NpuConfig};
+use foldhash::HashSet;
 use half::{bf16, f16};
 use std::borrow::Cow;
 
 /// The matmul on every slice of its range, in parallel; `B` read through the load that filled the TRF when `view`
-/// says where it lies ([`super::trf_forward`]), and then slices that stack run as one GEMM ([`super::stacked`]).
-pub fn matmul(mm: &Matmul, mem: &mut Memories, cfg: &NpuConfig, view: Option<&BView>) -> Result<(), String> {
-    let alone = match view {
+/// says where it lies ([`super::trf_forward`]), and then slices that stack run as one GEMM ([`super::stacked`]), as
+/// do the `groups` that read `A` in fills of one content ([`super::shared_a`]).
+pub fn matmul(
+    mm: &Matmul,
+    mem: &mut Memories,
+    cfg: &NpuConfig,
+    view: Option<&BView>,
+    groups: &[Group],
+) -> Result<(), String> {
+    let mut alone = match view {
         Some(v) => run_stacked(mm, mem, v),
         None => (mm.slices.first..mm.slices.end).collect(),
     };
     let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
     let copies = match view {
         Some(v) => copied_from_hbm(v, mm.n as usize, alone.iter().map(|&s| mm.slices.site(Space::Dm, s)), through),
-        None => Copied::new(),
+        None => Copied::default(),
     };
+    if let (Some(v), false) = (view, groups.is_empty()) {
+        run_groups(mm, mem, v, groups, &copies);
+        let grouped: HashSet<u64> = groups.iter().flat_map(|g| g.slices.iter().copied()).collect();
+        alone.retain(|s| !grouped.contains(s));
+    }
     mem.per_slice_of(&mm.slices, &alone, &[Space::Dm, Space::Acc, Space::Trf], |one| {
         let a = OperandA { site: one.site(Space::Dm), through: one.through, slice: one.slice };
         let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
@@ -139,7 +153,7 @@ fn float_a<'a>(mm: &Matmul, a: OperandA<'a>, dm: &'a Bytes) -> Result<(Cow<'a, [
 /// The order to gather `A` (`m` rows of `k` elements of `size` bytes, one element per packet of `p`) in, and the
 /// strides of its rows and columns there: as `p` reads it, or column by column when that moves longer runs (an image
 /// tile read channel by channel, whose pixels lie next to each other).
-fn a_order(p: &AccessPattern, m: usize, k: usize, size: usize) -> (AccessPattern, Strides) {
+pub(super) fn a_order(p: &AccessPattern, m: usize, k: usize, size: usize) -> (AccessPattern, Strides) {
     let as_read = (p.clone(), (k, 1));
     if p.packet as usize != size {
         return as_read;

@@ -10,10 +10,12 @@
 
 pub mod execute;
 pub mod forward;
+pub mod lazy_fill;
 pub mod matmul;
 pub mod memory;
 pub mod program;
 pub mod schedule;
+pub mod shared_a;
 pub mod spare;
 pub mod stacked;
 pub mod state;

@@ -3,14 +3,15 @@
 //! (`gather`, an error on a byte nothing wrote) and writing them back (`scatter`).
 
 use super::forward::{Forwards, Through};
+use super::lazy_fill::Fills;
 use super::memory::Bytes;
 use super::spare::Spare;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::machine::NpuConfig;
+use foldhash::{HashMap, HashMapExt};
 use rayon::prelude::*;
-use std::collections::HashMap;
 
 /// Every memory of the chip.
 pub struct Memories {
@@ -24,13 +25,22 @@ pub struct Memories {
     spare: Spare,
     /// DMAs not carried out yet.
     pub(super) forwards: Forwards,
+    /// Memsets not carried out yet.
+    pub(super) fills: Fills,
 }
 
 impl Memories {
     /// The memories, HBM bound to `hbm`, nothing on chip written yet; new on-chip memories come from `spare`.
     pub fn new(hbm: Vec<Bytes>, cfg: &NpuConfig, spare: Spare) -> Memories {
         let capacity = Space::ALL.map(|s| s.capacity(cfg));
-        Memories { hbm, slices: HashMap::new(), capacity, spare, forwards: Forwards::default() }
+        Memories {
+            hbm,
+            slices: HashMap::new(),
+            capacity,
+            spare,
+            forwards: Forwards::default(),
+            fills: Fills::default(),
+        }
     }
 
     /// Every memory of this run, kept for the next (what is left of the last run's is let go).

@@ -24,8 +24,8 @@ use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::Space;
 use crate::dialects::npu::ops::stream::{Kind, Stream};
 use crate::machine::{ElemType, NpuConfig};
+use foldhash::{HashMap, HashSet};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 
 /// Where a matmul's `B` (`f32`, `k` rows of `n` columns) lies in the data memory of each of its slices (or, for
 /// [`b_in_hbm`], in HBM): element `(p, j)` at byte `at + offset(p) + j · col`, where row `p`'s offset is the sum of
@@ -341,7 +341,7 @@ pub type Copied = HashMap<(u32, BView), Vec<f32>>;
 /// `B` (`n` columns) of view `v` of the data memory of each of `slices`, copied out once where it lies in HBM in
 /// rows of several levels.
 pub fn copied_from_hbm(v: &BView, n: usize, slices: impl Iterator<Item = Site>, through: Through<'_>) -> Copied {
-    let mut copies = Copied::new();
+    let mut copies = Copied::default();
     for site in slices {
         if let Some((buffer, placed)) = b_in_hbm(v, n, site, through).filter(|(_, p)| p.row().is_none()) {
             let data = through.hbm[buffer as usize].unchecked_from(0);
@@ -352,9 +352,9 @@ pub fn copied_from_hbm(v: &BView, n: usize, slices: impl Iterator<Item = Site>, 
 }
 
 /// `B` (`k` × `n`) of a matmul with view `v` on the slice whose data memory is `site` (`dm`), as `f32` with the
-/// strides of its rows and columns: in HBM where a forward holds it at fixed strides (in `copies` when copied
-/// already), else in data memory; in place when its rows are at a fixed stride, else copied out (rows of several
-/// levels, bytes not aligned for `f32`).
+/// strides of its rows and columns: in HBM where a forward holds it at fixed strides ([`b_from_hbm`]), else in data
+/// memory; in place when its rows are at a fixed stride, else copied out (rows of several levels, bytes not aligned
+/// for `f32`).
 pub fn b_operand<'a>(
     v: &BView,
     n: usize,
@@ -363,12 +363,8 @@ pub fn b_operand<'a>(
     through: Through<'a>,
     copies: &'a Copied,
 ) -> Operand<'a> {
-    if let Some((buffer, placed)) = b_in_hbm(v, n, site, through) {
-        let key = (buffer, placed);
-        if let Some(b) = copies.get(&key) {
-            return (Cow::Borrowed(b), (n as isize, 1));
-        }
-        return operand(through.hbm[buffer as usize].unchecked_from(0), &key.1, n);
+    if let Some(b) = b_from_hbm(v, n, site, through, copies) {
+        return b;
     }
     if let Some(f) = through.forwards.holding(site, v.at, v.span(n)) {
         let run = gather(&through.hbm[f.src as usize], &f.pattern).expect("checked written when forwarded");
@@ -376,6 +372,21 @@ pub fn b_operand<'a>(
         return (Cow::Owned(copied(&run, &inside, n)), (n as isize, 1));
     }
     operand(dm.unchecked_from(0), v, n)
+}
+
+/// `B` of [`b_operand`] where a forward holds it in HBM at fixed strides: in `copies` when copied out already.
+pub fn b_from_hbm<'a>(
+    v: &BView,
+    n: usize,
+    site: Site,
+    through: Through<'a>,
+    copies: &'a Copied,
+) -> Option<Operand<'a>> {
+    let key = b_in_hbm(v, n, site, through)?;
+    if let Some(b) = copies.get(&key) {
+        return Some((Cow::Borrowed(b), (n as isize, 1)));
+    }
+    Some(operand(through.hbm[key.0 as usize].unchecked_from(0), &key.1, n))
 }
 
 /// View `v` of `data` (`n` columns) as a GEMM operand: in place when its rows are at a fixed stride and all is
@@ -437,12 +448,14 @@ pub fn copied(data: &[u8], v: &BView, n: usize) -> Vec<f32> {
 }
 
 impl Memories {
-    /// Whether bytes `[low, high)` of `site` may be read: inside one forward, or all written.
+    /// Whether bytes `[low, high)` of `site` may be read: inside one forward, or all written (no fill among them).
     pub fn readable(&self, site: Site, low: usize, high: usize) -> bool {
         if self.forwards.holding(site, low, high - low).is_some() {
             return true;
         }
-        !self.forwards.meets(site, low, high) && self.slices.get(&site).is_some_and(|b| b.written_between(low, high))
+        let lazy =
+            self.forwards.meets(site, low, high) || !self.fills.meeting(site, low as i128, high as i128).is_empty();
+        !lazy && self.slices.get(&site).is_some_and(|b| b.written_between(low, high))
     }
 }
 

@@ -1,0 +1,137 @@
+//! Slices of one `npu.matmul` that read their `A` inside fills of one content ([`super::lazy_fill`]: a
+//! convolution's window, zeroed and overlaid by the input's rows, broadcast to every slice of a block of pixels)
+//! multiplied as one GEMM. The window is built once, outside data memory; `A` is gathered out of it once (at every
+//! tap's offset: an im2col); the slices' `B`s (each a block of output channels, through their TRF loads,
+//! [`super::trf_forward`]) are set side by side; and each slice's block of the product is copied into its
+//! accumulator. The values are each slice's own GEMM's, but for rounding, as for [`super::stacked`]: the GEMM
+//! library sums a float's `k` terms in an order that depends on the shape.
+
+use super::forward::Through;
+use super::lazy_fill::Fill;
+use super::matmul::a_order;
+use super::memory::Bytes;
+use super::state::{contiguous_start, gather_into, Memories};
+use super::trf_forward::{b_from_hbm, b_in_hbm, BView, Copied};
+use crate::array::gemm::Gemm;
+use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::ops::instruction::Site;
+use crate::dialects::npu::ops::matmul::Matmul;
+use crate::dialects::npu::ops::onchip::Space;
+use crate::machine::ElemType;
+use foldhash::{HashMap, HashMapExt, HashSet};
+use rayon::prelude::*;
+
+/// Slices whose `A` lies in fills of equal content, from byte `at` of their data memories.
+#[derive(Debug)]
+pub struct Group {
+    /// The fills' first byte.
+    pub at: usize,
+    /// The slices, in order.
+    pub slices: Vec<u64>,
+}
+
+/// The groups of `mm`'s slices (whose `B` has view `v`): slices whose `A` lies inside a fill, by the fill's
+/// place and content. Only `f32` matmuls writing `C` as one run, with `B` in HBM; a slice adding to an accumulator
+/// not all written is left out (its own GEMM reports it).
+pub fn groups(mm: &Matmul, mem: &Memories, v: &BView) -> Vec<Group> {
+    let (Some((low, high)), Some(c)) = (mm.a.pattern.range(), contiguous_start(&mm.c.pattern)) else { return vec![] };
+    if mm.from != ElemType::F32 || mem.fills.is_empty() {
+        return vec![];
+    }
+    let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
+    let c_bytes = (mm.m * mm.n * 4) as usize;
+    let mut by: HashMap<(usize, &Fill), usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    for slice in mm.slices.first..mm.slices.end {
+        let dm = mm.slices.site(Space::Dm, slice);
+        let Some(at) = mem.fills.holding(dm, low as usize, high as usize) else { continue };
+        if b_in_hbm(v, mm.n as usize, dm, through).is_none() {
+            continue;
+        }
+        let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
+        if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + c_bytes)) {
+            continue;
+        }
+        let fill = mem.fills.get(dm, at).expect("a fill");
+        let g = *by.entry((at, fill)).or_insert_with(|| {
+            groups.push(Group { at, slices: vec![] });
+            groups.len() - 1
+        });
+        groups[g].slices.push(slice);
+    }
+    groups
+}
+
+/// The fills the groups' `A`s lie in (by memory and first byte), which the matmul reads as they are.
+pub fn kept(mm: &Matmul, groups: &[Group]) -> HashSet<(Site, usize)> {
+    groups.iter().flat_map(|g| g.slices.iter().map(|&s| (mm.slices.site(Space::Dm, s), g.at))).collect()
+}
+
+/// Runs matmul `mm` (whose `B` has view `v`, copied out in `copies` where it must be) on each group as one GEMM.
+pub fn run_groups(mm: &Matmul, mem: &mut Memories, v: &BView, groups: &[Group], copies: &Copied) {
+    let acc = |slice: u64| mm.slices.site(Space::Acc, slice);
+    let mut taken: Vec<(&Group, Vec<Bytes>)> =
+        groups.iter().map(|g| (g, g.slices.iter().map(|&s| mem.take(acc(s))).collect())).collect();
+    let shared = &*mem;
+    taken.par_iter_mut().for_each(|(g, accs)| multiply(mm, g, accs, shared, v, copies));
+    for (g, accs) in taken {
+        for (&slice, bytes) in g.slices.iter().zip(accs) {
+            mem.put(acc(slice), bytes);
+        }
+    }
+}
+
+/// One group's GEMM: `A` out of the group's window, times its slices' `B`s side by side, added to (or written
+/// over) their accumulators `accs`.
+fn multiply(mm: &Matmul, g: &Group, accs: &mut [Bytes], mem: &Memories, v: &BView, copies: &Copied) {
+    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
+    let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
+    let a = a_of(mm, g, mem);
+    let columns = n * g.slices.len();
+    let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
+    let mut b = vec![0f32; k * columns];
+    for (i, &slice) in g.slices.iter().enumerate() {
+        let dm = mm.slices.site(Space::Dm, slice);
+        let (bi, (rs, cs)) = b_from_hbm(v, n, dm, through, copies).expect("grouped with B in HBM");
+        for (p, row) in b.chunks_exact_mut(columns).enumerate() {
+            let to = &mut row[i * n..(i + 1) * n];
+            let first = p as isize * rs;
+            match cs {
+                1 => to.copy_from_slice(&bi[first as usize..first as usize + n]),
+                _ => to.iter_mut().enumerate().for_each(|(j, e)| *e = bi[(first + j as isize * cs) as usize]),
+            }
+        }
+    }
+    let mut product = vec![0f32; m * columns];
+    if mm.accumulate {
+        for (i, acc) in accs.iter().enumerate() {
+            let from: &[u8] = &acc.unchecked_from(c)[..m * n * 4];
+            for (r, bytes) in from.chunks_exact(n * 4).enumerate() {
+                let at = r * columns + i * n;
+                bytemuck::cast_slice_mut::<f32, u8>(&mut product[at..at + n]).copy_from_slice(bytes);
+            }
+        }
+    }
+    let (a, a_strides) = a;
+    f32::gemm_strided(m, k, columns, &a, a_strides, &b, (columns as isize, 1), &mut product, mm.accumulate);
+    for (i, acc) in accs.iter_mut().enumerate() {
+        let to = acc.write_in_place(c, m * n * 4);
+        for (r, bytes) in to.chunks_exact_mut(n * 4).enumerate() {
+            let at = r * columns + i * n;
+            bytes.copy_from_slice(bytemuck::cast_slice(&product[at..at + n]));
+        }
+    }
+}
+
+/// The group's `A` (`m` × `k` `f32`s) and the strides of its rows and columns, gathered out of its first slice's
+/// fill, built once outside data memory.
+fn a_of(mm: &Matmul, g: &Group, mem: &Memories) -> (Vec<f32>, (usize, usize)) {
+    let (m, k) = (mm.m as usize, mm.k as usize);
+    let dm = mm.slices.site(Space::Dm, g.slices[0]);
+    let window = Bytes::full(mem.fills.get(dm, g.at).expect("a fill").bytes(g.at, &mem.hbm));
+    let inside = AccessPattern { base: mm.a.pattern.base - g.at as u64, ..mm.a.pattern.clone() };
+    let (pattern, strides) = a_order(&inside, m, k, 4);
+    let mut a = vec![0f32; m * k];
+    gather_into(&window, &pattern, bytemuck::cast_slice_mut(&mut a)).expect("a window written whole");
+    (a, strides)
+}
