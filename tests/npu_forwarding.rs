@@ -295,7 +295,8 @@ fn blocks() -> impl Strategy<Value = [(u64, u64); 4]> {
 }
 
 /// A kernel of four slices: each brings in its row block of `A` (`m` × `k`, rows `a_stride` bytes apart in HBM
-/// buffer `%b{buffers.0}` from `a0`) and its column block of `B` (`k` × `n`, in `%b{buffers.1}` from `b0`: row by row
+/// buffer `%b{buffers.0}` from `a0`; when `window`, only each row's first two elements, into a memset of zeros, so
+/// that slices of one row block read `A` in fills of one content, `interp::shared_a`) and its column block of `B` (`k` × `n`, in `%b{buffers.1}` from `b0`: row by row
 /// `b_stride` apart when `rows`, else column by column), loads `B` into the TRF, multiplies (twice when `again`, the
 /// second adding), and writes `C` out to `%b2`.
 #[allow(clippy::too_many_arguments)]
@@ -306,19 +307,26 @@ fn stacking_kernel(
     (a0, a_stride): (u64, u64),
     (b0, b_stride, rows): (u64, u64, bool),
     again: bool,
+    window: bool,
 ) -> String {
     let len = SPAN / 4;
     let b_at = 256;
     let mut text = format!(
         "npu.kernel @k(%b0: !npu.buf<hbm, {len} x f32>, %b1: !npu.buf<hbm, {len} x f32>, %b2: !npu.buf<hbm, {len} x f32>) {{\n"
     );
+    if window {
+        text += &format!(
+            "  npu.memset queue(main) on(0, 0:4) dst(dm, base 0, loops [], packet {}) value 0.0 : f32\n  npu.barrier\n",
+            m * k * 4
+        );
+    }
     for (s, (r, c)) in blocks.iter().enumerate() {
         let a = a0 + r * m * a_stride;
         text += &format!(
             "  npu.dma queue(dma0) src(%b{}, base {a}) dst(dm[0, {s}], base 0) loops [({m}, {a_stride}, {})] packet {} : f32\n",
             buffers.0,
             k * 4,
-            k * 4
+            if window { 8 } else { k * 4 }
         );
         let (b, count, packet) = if rows { (b0 + c * n * 4, k, n * 4) } else { (b0 + c * n * b_stride, n, k * 4) };
         text += &format!(
@@ -357,7 +365,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     /// Slices whose `A` row blocks and `B` column blocks lie in HBM next to each other run as one GEMM
-    /// (`interp::stacked`); every element of `C` is the one each slice's own GEMM gives (the inputs are small
+    /// (`interp::stacked`), and so do slices reading `A` in fills of one content (`interp::shared_a`); every element of `C` is the one each slice's own GEMM gives (the inputs are small
     /// integers, so sums are exact in any order and a misplaced block shows).
     #[test]
     fn stacked_slices_give_what_each_gives_alone(
@@ -368,6 +376,7 @@ proptest! {
         picks in any::<[u64; 2]>(),
         rows in any::<bool>(),
         again in any::<bool>(),
+        window in any::<bool>(),
     ) {
         let a_stride = k * 4 + gaps.0 * 8;
         let a_reach = (4 * m - 1) * a_stride + k * 4;
@@ -375,7 +384,7 @@ proptest! {
         let b_reach = if rows { (k - 1) * b_stride + 4 * n * 4 } else { (4 * n - 1) * b_stride + k * 4 };
         let a = (base(a_reach, picks[0]), a_stride);
         let b = (base(b_reach, picks[1]), b_stride, rows);
-        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, again);
+        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, again, window);
         let mut ctx = Context::new(tapestry::dialects::all());
         let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
         let region = ctx.body.regions(module)[0];

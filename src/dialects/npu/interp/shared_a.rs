@@ -67,28 +67,83 @@ pub fn kept(mm: &Matmul, groups: &[Group]) -> HashSet<(Site, usize)> {
     groups.iter().flat_map(|g| g.slices.iter().map(|&s| (mm.slices.site(Space::Dm, s), g.at))).collect()
 }
 
-/// Runs matmul `mm` (whose `B` has view `v`, copied out in `copies` where it must be) on each group as one GEMM.
+/// Runs matmul `mm` (whose `B` has view `v`, copied out in `copies` where it must be) on the groups: those whose
+/// slices read the same `B`s in the same order (a convolution's blocks of pixels, each over every block of output
+/// channels) as one GEMM, their `A`s stacked.
 pub fn run_groups(mm: &Matmul, mem: &mut Memories, v: &BView, groups: &[Group], copies: &Copied) {
     let acc = |slice: u64| mm.slices.site(Space::Acc, slice);
-    let mut taken: Vec<(&Group, Vec<Bytes>)> =
-        groups.iter().map(|g| (g, g.slices.iter().map(|&s| mem.take(acc(s))).collect())).collect();
+    let mut taken: Vec<(Vec<&Group>, Vec<Vec<Bytes>>)> = sharing_b(mm, mem, v, groups)
+        .into_iter()
+        .map(|gs| {
+            let accs = gs.iter().map(|g| g.slices.iter().map(|&s| mem.take(acc(s))).collect()).collect();
+            (gs, accs)
+        })
+        .collect();
     let shared = &*mem;
-    taken.par_iter_mut().for_each(|(g, accs)| multiply(mm, g, accs, shared, v, copies));
-    for (g, accs) in taken {
-        for (&slice, bytes) in g.slices.iter().zip(accs) {
-            mem.put(acc(slice), bytes);
+    taken.par_iter_mut().for_each(|(gs, accs)| multiply(mm, gs, accs, shared, v, copies));
+    for (gs, accs) in taken {
+        for (g, accs) in gs.iter().zip(accs) {
+            for (&slice, bytes) in g.slices.iter().zip(accs) {
+                mem.put(acc(slice), bytes);
+            }
         }
     }
 }
 
-/// One group's GEMM: `A` out of the group's window, times its slices' `B`s side by side, added to (or written
-/// over) their accumulators `accs`.
-fn multiply(mm: &Matmul, g: &Group, accs: &mut [Bytes], mem: &Memories, v: &BView, copies: &Copied) {
-    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
-    let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
-    let a = a_of(mm, g, mem);
-    let columns = n * g.slices.len();
+/// The groups in sets whose slices read the same `B`s (by buffer and view in HBM) in the same order.
+fn sharing_b<'g>(mm: &Matmul, mem: &Memories, v: &BView, groups: &'g [Group]) -> Vec<Vec<&'g Group>> {
     let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
+    let mut by: HashMap<Vec<(u32, BView)>, usize> = HashMap::new();
+    let mut sets: Vec<Vec<&Group>> = Vec::new();
+    for g in groups {
+        let bs = g.slices.iter().map(|&s| b_in_hbm(v, mm.n as usize, mm.slices.site(Space::Dm, s), through));
+        let key: Vec<(u32, BView)> = bs.collect::<Option<_>>().expect("grouped with B in HBM");
+        let set = *by.entry(key).or_insert_with(|| {
+            sets.push(vec![]);
+            sets.len() - 1
+        });
+        sets[set].push(g);
+    }
+    sets
+}
+
+/// One GEMM for groups `gs` (reading the same `B`s): their `A`s stacked, times the `B`s side by side, added to (or
+/// written over) their slices' accumulators `accs` (per group, per slice).
+fn multiply(mm: &Matmul, gs: &[&Group], accs: &mut [Vec<Bytes>], mem: &Memories, v: &BView, copies: &Copied) {
+    let (m, n) = (mm.m as usize, mm.n as usize);
+    let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
+    let (a, a_strides) = stacked_a(mm, gs, mem);
+    let b = side_by_side(mm, gs[0], mem, v, copies);
+    let (rows, columns) = (m * gs.len(), n * gs[0].slices.len());
+    let mut product = vec![0f32; rows * columns];
+    // Group `g`'s rows of the product, from `g · m`; slice `i`'s block in them from column `i · n`.
+    if mm.accumulate {
+        product.par_chunks_mut(m * columns).zip(accs.par_iter()).for_each(|(rows, accs)| {
+            for (i, acc) in accs.iter().enumerate() {
+                let from: &[u8] = &acc.unchecked_from(c)[..m * n * 4];
+                for (row, bytes) in rows.chunks_exact_mut(columns).zip(from.chunks_exact(n * 4)) {
+                    bytemuck::cast_slice_mut::<f32, u8>(&mut row[i * n..(i + 1) * n]).copy_from_slice(bytes);
+                }
+            }
+        });
+    }
+    let k = mm.k as usize;
+    f32::gemm_strided(rows, k, columns, &a, a_strides, &b, (columns as isize, 1), &mut product, mm.accumulate);
+    product.par_chunks(m * columns).zip(accs.par_iter_mut()).for_each(|(rows, accs)| {
+        for (i, acc) in accs.iter_mut().enumerate() {
+            let to = acc.write_in_place(c, m * n * 4);
+            for (row, bytes) in rows.chunks_exact(columns).zip(to.chunks_exact_mut(n * 4)) {
+                bytes.copy_from_slice(bytemuck::cast_slice(&row[i * n..(i + 1) * n]));
+            }
+        }
+    });
+}
+
+/// The `B`s of group `g`'s slices side by side (`k` rows of `n` columns per slice).
+fn side_by_side(mm: &Matmul, g: &Group, mem: &Memories, v: &BView, copies: &Copied) -> Vec<f32> {
+    let (k, n) = (mm.k as usize, mm.n as usize);
+    let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
+    let columns = n * g.slices.len();
     let mut b = vec![0f32; k * columns];
     for (i, &slice) in g.slices.iter().enumerate() {
         let dm = mm.slices.site(Space::Dm, slice);
@@ -102,29 +157,31 @@ fn multiply(mm: &Matmul, g: &Group, accs: &mut [Bytes], mem: &Memories, v: &BVie
             }
         }
     }
-    let mut product = vec![0f32; m * columns];
-    if mm.accumulate {
-        for (i, acc) in accs.iter().enumerate() {
-            let from: &[u8] = &acc.unchecked_from(c)[..m * n * 4];
-            for (r, bytes) in from.chunks_exact(n * 4).enumerate() {
-                let at = r * columns + i * n;
-                bytemuck::cast_slice_mut::<f32, u8>(&mut product[at..at + n]).copy_from_slice(bytes);
-            }
-        }
-    }
-    let (a, a_strides) = a;
-    f32::gemm_strided(m, k, columns, &a, a_strides, &b, (columns as isize, 1), &mut product, mm.accumulate);
-    for (i, acc) in accs.iter_mut().enumerate() {
-        let to = acc.write_in_place(c, m * n * 4);
-        for (r, bytes) in to.chunks_exact_mut(n * 4).enumerate() {
-            let at = r * columns + i * n;
-            bytes.copy_from_slice(bytemuck::cast_slice(&product[at..at + n]));
-        }
-    }
+    b
 }
 
-/// The group's `A` (`m` × `k` `f32`s) and the strides of its rows and columns, gathered out of its first slice's
-/// fill, built once outside data memory.
+/// The groups' `A`s (`m` × `k` `f32`s each, gathered out of each group's window, built once outside data memory)
+/// stacked, and the strides of the rows and columns: row-major or column-major, as the gather is fastest.
+fn stacked_a(mm: &Matmul, gs: &[&Group], mem: &Memories) -> (Vec<f32>, (usize, usize)) {
+    let (m, k) = (mm.m as usize, mm.k as usize);
+    let each: Vec<(Vec<f32>, (usize, usize))> = gs.par_iter().map(|g| a_of(mm, g, mem)).collect();
+    if each.len() == 1 || each[0].1 == (k, 1) {
+        let strides = each[0].1;
+        return (each.into_iter().flat_map(|(a, _)| a).collect(), strides);
+    }
+    // Column-major: each group's columns below the last group's.
+    let rows = m * gs.len();
+    let mut stacked = vec![0f32; rows * k];
+    for (g, (a, _)) in each.iter().enumerate() {
+        for (p, column) in a.chunks_exact(m).enumerate() {
+            stacked[p * rows + g * m..p * rows + (g + 1) * m].copy_from_slice(column);
+        }
+    }
+    (stacked, (1, rows))
+}
+
+/// Group `g`'s `A` (`m` × `k` `f32`s) gathered out of its window (built once, outside data memory), and the strides
+/// of its rows and columns: row-major or column-major, as the gather is fastest.
 fn a_of(mm: &Matmul, g: &Group, mem: &Memories) -> (Vec<f32>, (usize, usize)) {
     let (m, k) = (mm.m as usize, mm.k as usize);
     let dm = mm.slices.site(Space::Dm, g.slices[0]);

@@ -6,7 +6,7 @@ use super::forward::{Forwards, Through};
 use super::lazy_fill::Fills;
 use super::memory::Bytes;
 use super::spare::Spare;
-use crate::dialects::npu::access::AccessPattern;
+use crate::dialects::npu::access::{AccessPattern, Injectivity};
 use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::onchip::{Operand, Slices, Space};
 use crate::machine::NpuConfig;
@@ -313,9 +313,25 @@ pub fn scatter(bytes: &mut Bytes, pattern: &AccessPattern, data: &[u8]) {
         return;
     }
     let packet = (pattern.packet as usize).max(1);
+    // Packets that tile their range (a transposed tile, say) are marked written at once, not one by one.
+    if let Some((low, high)) = tiled_range(pattern) {
+        let to = bytes.write_in_place(low, high - low);
+        for (offset, chunk) in pattern.offsets().zip(data.chunks(packet)) {
+            let at = (pattern.base as i128 + offset) as usize - low;
+            to[at..at + chunk.len()].copy_from_slice(chunk);
+        }
+        return;
+    }
     for (offset, chunk) in pattern.offsets().zip(data.chunks(packet)) {
         bytes.write((pattern.base as i128 + offset) as usize, chunk);
     }
+}
+
+/// The byte range `pattern`'s packets cover when they tile it: as many bytes as the range, none twice.
+fn tiled_range(pattern: &AccessPattern) -> Option<(usize, usize)> {
+    let (low, high) = pattern.range()?;
+    let dense = pattern.bytes()? as i128 == high - low && pattern.injectivity() == Injectivity::Injective;
+    dense.then_some((low as usize, high as usize))
 }
 
 /// Where the pattern starts when its packets are one run of adjacent bytes in order (its contiguous run is all of

@@ -181,19 +181,30 @@ fn float(t: ElemType, e: &[u8]) -> f32 {
 }
 
 /// Each `rows × cols` tile of `src` (elements of `size` bytes) transposed.
-fn transpose(src: &[u8], (rows, cols): (u64, u64), size: usize) -> Vec<u8> {
+fn transpose(src: &[u8], tile: (u64, u64), size: usize) -> Vec<u8> {
+    match size {
+        1 => transposed::<1>(src, tile),
+        2 => transposed::<2>(src, tile),
+        _ => transposed::<4>(src, tile),
+    }
+}
+
+/// [`transpose`] of `N`-byte elements, each moved whole; bytes past the last whole tile are zero.
+fn transposed<const N: usize>(src: &[u8], (rows, cols): (u64, u64)) -> Vec<u8> {
     let (rows, cols) = (rows as usize, cols as usize);
-    let tile = rows * cols * size;
-    let mut out = vec![0u8; src.len()];
-    for (from, to) in src.chunks_exact(tile.max(1)).zip(out.chunks_exact_mut(tile.max(1))) {
+    let tile = (rows * cols).max(1);
+    let elements: Vec<[u8; N]> = src.chunks_exact(N).map(|e| e.try_into().expect("N bytes")).collect();
+    let mut out = vec![[0u8; N]; elements.len()];
+    for (from, to) in elements.chunks_exact(tile).zip(out.chunks_exact_mut(tile)) {
         for r in 0..rows {
             for c in 0..cols {
-                let (s, d) = ((r * cols + c) * size, (c * rows + r) * size);
-                to[d..d + size].copy_from_slice(&from[s..s + size]);
+                to[c * rows + r] = from[r * cols + c];
             }
         }
     }
-    out
+    let mut bytes = out.concat();
+    bytes.resize(src.len(), 0);
+    bytes
 }
 
 /// The conversions `npu.cast` makes.
