@@ -56,13 +56,14 @@ fn compute(
 ) -> Result<(), String> {
     let through = matches!(instruction, Instruction::Stream(_) | Instruction::Matmul(_) | Instruction::Vector(_));
     let view = program.trf.view(k).filter(|_| lazy);
+    if let Some((_, reads)) = view {
+        mem.settle_held(reads);
+    }
+    // After `settle_held`, which may carry out a fill the view reads: the groups' fills stay until the matmul.
     let groups = match (instruction, view) {
         (Instruction::Matmul(mm), Some((v, _))) => shared_a::groups(mm, mem, v),
         _ => vec![],
     };
-    if let Some((_, reads)) = view {
-        mem.settle_held(reads);
-    }
     match instruction {
         Instruction::Matmul(mm) => mem.settle_keeping(&program.accesses[k], through, &shared_a::kept(mm, &groups)),
         _ => mem.settle(&program.accesses[k], through),

@@ -94,11 +94,7 @@ impl Forwards {
 
     /// The first bytes of the forwards into `site` that meet bytes `[low, high)`.
     fn meeting(&self, site: Site, low: i128, high: i128) -> Vec<usize> {
-        let Some(map) = self.into.get(&site) else { return vec![] };
-        let (low, high) = (low.max(0) as usize, high.max(0) as usize);
-        // Forwards do not overlap, so only the last one starting below `low` can reach into the range.
-        let below = map.range(..low).next_back().filter(|(_, f)| f.at + f.len > low).map(|(&k, _)| k);
-        below.into_iter().chain(map.range(low..high).map(|(&k, _)| k)).collect()
+        self.into.get(&site).map_or(vec![], |map| runs_meeting(map, |f| f.len, low, high))
     }
 
     fn is_empty(&self) -> bool {
@@ -331,6 +327,19 @@ impl Memories {
         self.forwards.live -= 1;
         f
     }
+}
+
+/// The first bytes of the runs of `map` (by first byte, none overlapping, each `len` long) that meet bytes
+/// `[low, high)`: only the last one starting below `low` can reach into the range.
+pub(super) fn runs_meeting<T>(
+    map: &BTreeMap<usize, T>,
+    len: impl Fn(&T) -> usize,
+    low: i128,
+    high: i128,
+) -> Vec<usize> {
+    let (low, high) = (low.max(0) as usize, high.max(0) as usize);
+    let below = map.range(..low).next_back().filter(|&(&at, r)| at + len(r) > low).map(|(&at, _)| at);
+    below.into_iter().chain(map.range(low..high).map(|(&at, _)| at)).collect()
 }
 
 /// The byte ranges `accesses` read, by memory.

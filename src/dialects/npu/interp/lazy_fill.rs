@@ -11,6 +11,7 @@
 //! fill reads it as it is (`shared_a`): fills of equal value and overlay hold equal bytes, so the slices reading
 //! them share one copy. Every instruction sees the bytes an eager run would have left.
 
+use super::forward::runs_meeting;
 use super::state::{contiguous_start, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -86,10 +87,7 @@ impl Fills {
 
     /// The first bytes of the fills of `site` that meet bytes `[low, high)`.
     pub fn meeting(&self, site: Site, low: i128, high: i128) -> Vec<usize> {
-        let Some(map) = self.at.get(&site) else { return vec![] };
-        let (low, high) = (low.max(0) as usize, high.max(0) as usize);
-        let below = map.range(..low).next_back().filter(|(&at, f)| at + f.len > low).map(|(&at, _)| at);
-        below.into_iter().chain(map.range(low..high).map(|(&at, _)| at)).collect()
+        self.at.get(&site).map_or(vec![], |map| runs_meeting(map, |f| f.len, low, high))
     }
 
     fn insert(&mut self, site: Site, at: usize, fill: Fill) {
