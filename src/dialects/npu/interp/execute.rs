@@ -45,8 +45,9 @@ pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result
     Ok(())
 }
 
-/// Carries out step `k`, `instruction` (not a DMA), once the forwards it meets are settled; when `lazy`, a matmul
-/// reads `B` through its TRF load where the plan found a view ([`super::trf_forward`]).
+/// Carries out step `k`, `instruction` (not a DMA), once the forwards and fills it meets are settled; when `lazy`,
+/// a matmul reads `B` through its TRF load where the plan found a view ([`super::trf_forward`]) and `A` in the fills
+/// it lies in ([`super::shared_a`]), and a memset of one run of data memory becomes fills ([`super::lazy_fill`]).
 fn compute(
     program: &Program,
     k: usize,
