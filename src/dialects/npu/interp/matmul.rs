@@ -37,8 +37,8 @@ pub fn matmul(
         Some(v) => copied_from_hbm(v, mm.n as usize, alone.iter().map(|&s| mm.slices.site(Space::Dm, s)), through),
         None => Copied::default(),
     };
-    if let (Some(v), false) = (view, groups.is_empty()) {
-        run_groups(mm, mem, v, groups, &copies);
+    if !groups.is_empty() {
+        run_groups(mm, mem, groups, &copies);
         let grouped: HashSet<u64> = groups.iter().flat_map(|g| g.slices.iter().copied()).collect();
         alone.retain(|s| !grouped.contains(s));
     }

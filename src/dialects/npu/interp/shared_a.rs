@@ -11,7 +11,7 @@ use super::lazy_fill::Fill;
 use super::matmul::a_order;
 use super::memory::Bytes;
 use super::state::{contiguous_start, gather_into, Memories};
-use super::trf_forward::{b_from_hbm, b_in_hbm, BView, Copied};
+use super::trf_forward::{b_in_hbm, b_placed, BView, Copied};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
@@ -28,6 +28,8 @@ pub struct Group {
     pub at: usize,
     /// The slices, in order.
     pub slices: Vec<u64>,
+    /// Where each slice's `B` lies in HBM: the buffer and the view there ([`b_in_hbm`]).
+    pub bs: Vec<(u32, BView)>,
 }
 
 /// The groups of `mm`'s slices (whose `B` has view `v`): slices whose `A` lies inside a fill, by the fill's
@@ -45,19 +47,18 @@ pub fn groups(mm: &Matmul, mem: &Memories, v: &BView) -> Vec<Group> {
     for slice in mm.slices.first..mm.slices.end {
         let dm = mm.slices.site(Space::Dm, slice);
         let Some(at) = mem.fills.holding(dm, low as usize, high as usize) else { continue };
-        if b_in_hbm(v, mm.n as usize, dm, through).is_none() {
-            continue;
-        }
+        let Some(b) = b_in_hbm(v, mm.n as usize, dm, through) else { continue };
         let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
         if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + c_bytes)) {
             continue;
         }
         let fill = mem.fills.get(dm, at).expect("a fill");
         let g = *by.entry((at, fill)).or_insert_with(|| {
-            groups.push(Group { at, slices: vec![] });
+            groups.push(Group { at, slices: vec![], bs: vec![] });
             groups.len() - 1
         });
         groups[g].slices.push(slice);
+        groups[g].bs.push(b);
     }
     groups
 }
@@ -67,12 +68,12 @@ pub fn kept(mm: &Matmul, groups: &[Group]) -> HashSet<(Site, usize)> {
     groups.iter().flat_map(|g| g.slices.iter().map(|&s| (mm.slices.site(Space::Dm, s), g.at))).collect()
 }
 
-/// Runs matmul `mm` (whose `B` has view `v`, copied out in `copies` where it must be) on the groups: those whose
+/// Runs matmul `mm` (its `B`s copied out in `copies` where they must be) on the groups: those whose
 /// slices read the same `B`s in the same order (a convolution's blocks of pixels, each over every block of output
 /// channels) as one GEMM, their `A`s stacked.
-pub fn run_groups(mm: &Matmul, mem: &mut Memories, v: &BView, groups: &[Group], copies: &Copied) {
+pub fn run_groups(mm: &Matmul, mem: &mut Memories, groups: &[Group], copies: &Copied) {
     let acc = |slice: u64| mm.slices.site(Space::Acc, slice);
-    let mut taken: Vec<(Vec<&Group>, Vec<Vec<Bytes>>)> = sharing_b(mm, mem, v, groups)
+    let mut taken: Vec<(Vec<&Group>, Vec<Vec<Bytes>>)> = sharing_b(groups)
         .into_iter()
         .map(|gs| {
             let accs = gs.iter().map(|g| g.slices.iter().map(|&s| mem.take(acc(s))).collect()).collect();
@@ -80,7 +81,7 @@ pub fn run_groups(mm: &Matmul, mem: &mut Memories, v: &BView, groups: &[Group], 
         })
         .collect();
     let shared = &*mem;
-    taken.par_iter_mut().for_each(|(gs, accs)| multiply(mm, gs, accs, shared, v, copies));
+    taken.par_iter_mut().for_each(|(gs, accs)| multiply(mm, gs, accs, shared, copies));
     for (gs, accs) in taken {
         for (g, accs) in gs.iter().zip(accs) {
             for (&slice, bytes) in g.slices.iter().zip(accs) {
@@ -91,14 +92,11 @@ pub fn run_groups(mm: &Matmul, mem: &mut Memories, v: &BView, groups: &[Group], 
 }
 
 /// The groups in sets whose slices read the same `B`s (by buffer and view in HBM) in the same order.
-fn sharing_b<'g>(mm: &Matmul, mem: &Memories, v: &BView, groups: &'g [Group]) -> Vec<Vec<&'g Group>> {
-    let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
-    let mut by: HashMap<Vec<(u32, BView)>, usize> = HashMap::new();
+fn sharing_b(groups: &[Group]) -> Vec<Vec<&Group>> {
+    let mut by: HashMap<&[(u32, BView)], usize> = HashMap::new();
     let mut sets: Vec<Vec<&Group>> = Vec::new();
     for g in groups {
-        let bs = g.slices.iter().map(|&s| b_in_hbm(v, mm.n as usize, mm.slices.site(Space::Dm, s), through));
-        let key: Vec<(u32, BView)> = bs.collect::<Option<_>>().expect("grouped with B in HBM");
-        let set = *by.entry(key).or_insert_with(|| {
+        let set = *by.entry(&g.bs).or_insert_with(|| {
             sets.push(vec![]);
             sets.len() - 1
         });
@@ -109,11 +107,11 @@ fn sharing_b<'g>(mm: &Matmul, mem: &Memories, v: &BView, groups: &'g [Group]) ->
 
 /// One GEMM for groups `gs` (reading the same `B`s): their `A`s stacked, times the `B`s side by side, added to (or
 /// written over) their slices' accumulators `accs` (per group, per slice).
-fn multiply(mm: &Matmul, gs: &[&Group], accs: &mut [Vec<Bytes>], mem: &Memories, v: &BView, copies: &Copied) {
+fn multiply(mm: &Matmul, gs: &[&Group], accs: &mut [Vec<Bytes>], mem: &Memories, copies: &Copied) {
     let (m, n) = (mm.m as usize, mm.n as usize);
     let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
     let (a, a_strides) = stacked_a(mm, gs, mem);
-    let b = side_by_side(mm, gs[0], mem, v, copies);
+    let b = side_by_side(mm, gs[0], mem, copies);
     let (rows, columns) = (m * gs.len(), n * gs[0].slices.len());
     let mut product = vec![0f32; rows * columns];
     // Group `g`'s rows of the product, from `g · m`; slice `i`'s block in them from column `i · n`.
@@ -140,14 +138,12 @@ fn multiply(mm: &Matmul, gs: &[&Group], accs: &mut [Vec<Bytes>], mem: &Memories,
 }
 
 /// The `B`s of group `g`'s slices side by side (`k` rows of `n` columns per slice).
-fn side_by_side(mm: &Matmul, g: &Group, mem: &Memories, v: &BView, copies: &Copied) -> Vec<f32> {
+fn side_by_side(mm: &Matmul, g: &Group, mem: &Memories, copies: &Copied) -> Vec<f32> {
     let (k, n) = (mm.k as usize, mm.n as usize);
-    let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
     let columns = n * g.slices.len();
     let mut b = vec![0f32; k * columns];
-    for (i, &slice) in g.slices.iter().enumerate() {
-        let dm = mm.slices.site(Space::Dm, slice);
-        let (bi, (rs, cs)) = b_from_hbm(v, n, dm, through, copies).expect("grouped with B in HBM");
+    for (i, placed) in g.bs.iter().enumerate() {
+        let (bi, (rs, cs)) = b_placed(placed, n, &mem.hbm, copies);
         for (p, row) in b.chunks_exact_mut(columns).enumerate() {
             let to = &mut row[i * n..(i + 1) * n];
             let first = p as isize * rs;

@@ -382,11 +382,15 @@ pub fn b_from_hbm<'a>(
     through: Through<'a>,
     copies: &'a Copied,
 ) -> Option<Operand<'a>> {
-    let key = b_in_hbm(v, n, site, through)?;
-    if let Some(b) = copies.get(&key) {
-        return Some((Cow::Borrowed(b), (n as isize, 1)));
+    Some(b_placed(&b_in_hbm(v, n, site, through)?, n, through.hbm, copies))
+}
+
+/// `B` (`n` columns) at `placed` (a buffer and the view there, [`b_in_hbm`]): in `copies` when copied out already.
+pub fn b_placed<'a>(placed: &(u32, BView), n: usize, hbm: &'a [Bytes], copies: &'a Copied) -> Operand<'a> {
+    match copies.get(placed) {
+        Some(b) => (Cow::Borrowed(b), (n as isize, 1)),
+        None => operand(hbm[placed.0 as usize].unchecked_from(0), &placed.1, n),
     }
-    Some(operand(through.hbm[key.0 as usize].unchecked_from(0), &key.1, n))
 }
 
 /// View `v` of `data` (`n` columns) as a GEMM operand: in place when its rows are at a fixed stride and all is
