@@ -297,8 +297,9 @@ fn blocks() -> impl Strategy<Value = [(u64, u64); 4]> {
 /// A kernel of four slices: each brings in its row block of `A` (`m` × `k`, rows `a_stride` bytes apart in HBM
 /// buffer `%b{buffers.0}` from `a0`; when `window`, only each row's first two elements, into a memset of zeros, so
 /// that slices of one row block read `A` in fills of one content, `interp::shared_a`) and its column block of `B` (`k` × `n`, in `%b{buffers.1}` from `b0`: row by row
-/// `b_stride` apart when `rows`, else column by column), loads `B` into the TRF, multiplies (twice when `again`, the
-/// second adding), and writes `C` out to `%b2`.
+/// `b_stride` apart when `rows`, else column by column), loads `B` into the TRF, multiplies, then per entry of
+/// `then` multiplies again adding (`true`) or moves slice 0's `C` out of its accumulator (`false`, which carries out
+/// a deferred product, `interp::deferred`), and writes `C` out to `%b2`.
 #[allow(clippy::too_many_arguments)]
 fn stacking_kernel(
     (m, k, n): (u64, u64, u64),
@@ -306,7 +307,7 @@ fn stacking_kernel(
     buffers: (u64, u64),
     (a0, a_stride): (u64, u64),
     (b0, b_stride, rows): (u64, u64, bool),
-    again: bool,
+    then: &[bool],
     window: bool,
 ) -> String {
     let len = SPAN / 4;
@@ -343,8 +344,14 @@ fn stacking_kernel(
         k * 4
     );
     let (a, c) = (m * k * 4, m * n * 4);
-    for accumulate in [false, true].iter().take(1 + again as usize) {
-        let add = if *accumulate { " accumulate" } else { "" };
+    for step in std::iter::once(None).chain(then.iter().map(Some)) {
+        if step == Some(&false) {
+            text += &format!(
+                "  npu.cast queue(main) on(0, 0) src(acc, base 0, loops [], packet {c}) dst(dm, base 1024, loops [], packet {c}) : f32 -> f32\n"
+            );
+            continue;
+        }
+        let add = if step.is_some() { " accumulate" } else { "" };
         text += &format!(
             "  npu.matmul queue(main) on(0, 0:4) m {m} k {k} n {n} a(dm, base 0, loops [], packet {a}) b(trf, base 0) c(acc, base 0, loops [], packet {c}){add} : f32 -> f32\n"
         );
@@ -365,8 +372,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     /// Slices whose `A` row blocks and `B` column blocks lie in HBM next to each other run as one GEMM
-    /// (`interp::stacked`), and so do slices reading `A` in fills of one content (`interp::shared_a`); every element of `C` is the one each slice's own GEMM gives (the inputs are small
-    /// integers, so sums are exact in any order and a misplaced block shows).
+    /// (`interp::stacked`), and so do slices reading `A` in fills of one content (`interp::shared_a`), whose
+    /// products wait for the matmuls adding to them (`interp::deferred`); every element of `C` is the one each
+    /// slice's own GEMM gives (the inputs are small integers, so sums are exact in any order and a misplaced block
+    /// shows).
     #[test]
     fn stacked_slices_give_what_each_gives_alone(
         (m, k, n) in (1u64..3, 1u64..3, 1u64..3).prop_map(|(m, k, n)| (2 * m, 2 * k, 4 * n)),
@@ -375,7 +384,7 @@ proptest! {
         gaps in (0u64..2, 0u64..2),
         picks in any::<[u64; 2]>(),
         rows in any::<bool>(),
-        again in any::<bool>(),
+        then in proptest::collection::vec(any::<bool>(), 0..4),
         window in any::<bool>(),
     ) {
         let a_stride = k * 4 + gaps.0 * 8;
@@ -384,7 +393,7 @@ proptest! {
         let b_reach = if rows { (k - 1) * b_stride + 4 * n * 4 } else { (4 * n - 1) * b_stride + k * 4 };
         let a = (base(a_reach, picks[0]), a_stride);
         let b = (base(b_reach, picks[1]), b_stride, rows);
-        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, again, window);
+        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, &then, window);
         let mut ctx = Context::new(tapestry::dialects::all());
         let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
         let region = ctx.body.regions(module)[0];

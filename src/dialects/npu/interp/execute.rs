@@ -4,6 +4,8 @@
 
 use super::matmul::matmul;
 use super::memory::Bytes;
+use super::moves::moves;
+use super::parallel::PARALLEL_WORK;
 use super::program::Program;
 use super::shared_a;
 use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
@@ -65,6 +67,11 @@ fn compute(
         (Instruction::Matmul(mm), Some((v, _))) => shared_a::groups(mm, mem, v),
         _ => vec![],
     };
+    // A matmul adding into a deferred product leaves it deferred; anything else touching its accumulators carries
+    // it out.
+    if !matches!(instruction, Instruction::Matmul(mm) if shared_a::joining(mm, mem, &groups)) {
+        mem.settle_deferred(&program.accesses[k]);
+    }
     match instruction {
         Instruction::Matmul(mm) => mem.settle_keeping(&program.accesses[k], through, &shared_a::kept(mm, &groups)),
         _ => mem.settle(&program.accesses[k], through),
@@ -88,6 +95,7 @@ fn run_dmas(
 ) -> Result<(), (usize, String)> {
     let (mut copies, mut failed) = (Vec::new(), None);
     'steps: for &k in order {
+        mem.settle_deferred(&accesses[k]);
         let overlays = if lazy { mem.overlay_targets(&parts[k]) } else { vec![None; parts[k].len()] };
         mem.settle_keeping(&accesses[k], false, &overlays.iter().flatten().copied().collect());
         for (d, overlay) in parts[k].iter().zip(overlays) {
@@ -154,11 +162,14 @@ fn dma_group(order: &[usize], parts: &[Vec<Dma>]) -> usize {
 }
 
 /// Carries out DMAs that [`dma_group`] found apart (or the commands of one step that goes alone, one after
-/// another), in parallel; the position of the first that fails and why.
+/// another), in parallel when they move [`PARALLEL_WORK`] bytes or more; the position of the first that fails and
+/// why.
 fn copy_apart(dmas: &[&Dma], mem: &mut Memories) -> Result<(), (usize, String)> {
     let targets: HashSet<Site> = dmas.iter().map(|d| Site::of(&d.dst.memory)).collect();
     let sources = || dmas.iter().map(|d| Site::of(&d.src.memory));
-    if dmas.len() < 2 || targets.len() < dmas.len() || sources().any(|s| targets.contains(&s)) {
+    let work: u64 = dmas.iter().map(|d| d.src.pattern.bytes().unwrap_or(0)).sum();
+    let apart = targets.len() == dmas.len() && !sources().any(|s| targets.contains(&s));
+    if dmas.len() < 2 || !apart || work < PARALLEL_WORK {
         return dmas.iter().enumerate().try_for_each(|(i, d)| copy(d, mem).map_err(|m| (i, m)));
     }
     for d in dmas {
@@ -233,16 +244,19 @@ fn fill(m: &Memset, mem: &mut Memories) -> Result<(), String> {
     let len = m.dst.pattern.bytes().unwrap_or(0) as usize;
     let mut data = element.repeat(len / element.len().max(1));
     data.extend_from_slice(&element[..len - data.len()]);
-    mem.per_slice(&m.slices, &[m.dst.space], |one| {
+    mem.per_slice(&m.slices, (&[m.dst.space], len as u64), |one| {
         one.write(&m.dst, &data);
         Ok(())
     })
 }
 
-/// A stream on each slice; a plain copy from one run of bytes into another space goes straight across.
+/// A stream on each slice; a plain copy from one run of bytes into another space goes straight across, and a
+/// transpose moves its elements as planned once ([`moves`]).
 fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
     let direct = s.is_copy() && s.src.space != s.dst.space && contiguous_start(&s.src.pattern).is_some();
-    mem.per_slice(&s.slices, &[s.src.space, s.dst.space], |one| {
+    let planned = moves(s);
+    let work = s.dst.pattern.bytes().unwrap_or(0);
+    mem.per_slice(&s.slices, (&[s.src.space, s.dst.space], work), |one| {
         let (site, through) = (one.site(s.src.space), one.through);
         if direct && through.copy(site, &s.src.pattern, one.get(s.dst.space), &s.dst.pattern) {
             return Ok(());
@@ -250,10 +264,22 @@ fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
         if direct {
             let at = contiguous_start(&s.src.pattern).expect("one run");
             let len = s.src.pattern.bytes().unwrap_or(0) as usize;
-            let [src, dst] = one.spaces.get_disjoint_mut([s.src.space.index(), s.dst.space.index()]).expect("apart");
-            let (src, dst) = (src.as_ref().expect("named"), dst.as_mut().expect("named"));
-            scatter(dst, &s.dst.pattern, src.read(at, len).map_err(unwritten(s.src.space, one.slice))?);
+            let slice = one.slice;
+            let (src, dst) = one.two(s.src.space, s.dst.space);
+            scatter(dst, &s.dst.pattern, src.read(at, len).map_err(unwritten(s.src.space, slice))?);
             return Ok(());
+        }
+        if let Some(planned) = planned.as_ref().filter(|_| !one.held(&s.src)) {
+            let done = match s.src.space == s.dst.space {
+                true => planned.apply_within(one.get(s.src.space)),
+                false => {
+                    let (src, dst) = one.two(s.src.space, s.dst.space);
+                    planned.apply(src, dst)
+                }
+            };
+            if done {
+                return Ok(());
+            }
         }
         let data = s.apply(one.read(&s.src)?);
         one.write(&s.dst, &data);
@@ -261,13 +287,16 @@ fn stream(s: &Stream, mem: &mut Memories) -> Result<(), String> {
     })
 }
 
+/// A vector instruction on each slice: its operands read as words, the results written at `dst`.
 fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
     let used: Vec<Space> = v.reads().iter().map(|o| o.space).chain([v.dst.space]).collect();
-    mem.per_slice(&v.slices, &used, |one| {
-        let inputs: Vec<Vec<u32>> =
-            v.reads().into_iter().map(|o| one.read(o).map(|b| words(&b))).collect::<Result<_, _>>()?;
-        let results = word_bytes(&v.apply(&inputs)?);
-        one.write(&v.dst, &results);
+    let n = v.elements() as usize;
+    mem.per_slice(&v.slices, (&used, 4 * n as u64), |one| {
+        let inputs: Vec<Vec<u32>> = v.reads().into_iter().map(|o| one.read_words(o)).collect::<Result<_, _>>()?;
+        let inputs: Vec<&[u32]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut results = vec![0u32; n];
+        v.apply_into(&inputs, &mut results)?;
+        one.write(&v.dst, bytemuck::cast_slice(&results));
         Ok(())
     })
 }
@@ -275,7 +304,8 @@ fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
 fn reduce(r: &Reduce, mem: &mut Memories) -> Result<(), String> {
     let s = r.slices;
     if !r.across {
-        return mem.per_slice(&s, &[r.src.space, r.dst.space], |one| {
+        let work = r.src.pattern.bytes().unwrap_or(0);
+        return mem.per_slice(&s, (&[r.src.space, r.dst.space], work), |one| {
             let results = r.rows(&words(&one.read(&r.src)?));
             one.write(&r.dst, &word_bytes(&results));
             Ok(())

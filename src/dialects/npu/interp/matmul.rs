@@ -42,7 +42,8 @@ pub fn matmul(
         let grouped: HashSet<u64> = groups.iter().flat_map(|g| g.slices.iter().copied()).collect();
         alone.retain(|s| !grouped.contains(s));
     }
-    mem.per_slice_of(&mm.slices, &alone, &[Space::Dm, Space::Acc, Space::Trf], |one| {
+    let work = mm.m * mm.k * mm.n;
+    mem.per_slice_of(&mm.slices, &alone, (&[Space::Dm, Space::Acc, Space::Trf], work), |one| {
         let a = OperandA { site: one.site(Space::Dm), through: one.through, slice: one.slice };
         let [Some(dm), Some(acc), Some(trf), _] = &mut one.spaces else { unreachable!("the spaces a matmul names") };
         match view {

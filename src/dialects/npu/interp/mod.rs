@@ -8,11 +8,14 @@
 //! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer that an
 //! instruction writes or that nothing bound is returned at the end. It runs every instruction of the dialect.
 
+pub mod deferred;
 pub mod execute;
 pub mod forward;
 pub mod lazy_fill;
 pub mod matmul;
 pub mod memory;
+pub mod moves;
+pub mod parallel;
 pub mod program;
 pub mod schedule;
 pub mod shared_a;

@@ -6,13 +6,14 @@
 //! accumulator. The values are each slice's own GEMM's, but for rounding, as for [`super::stacked`]: the GEMM
 //! library sums a float's `k` terms in an order that depends on the shape.
 
+use super::deferred::{Deferred, Term};
 use super::forward::Through;
 use super::lazy_fill::Fill;
 use super::matmul::a_order;
 use super::memory::Bytes;
+use super::parallel::min_len;
 use super::state::{contiguous_start, gather_into, Memories};
 use super::trf_forward::{b_in_hbm, b_placed, BView, Copied};
-use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::matmul::Matmul;
@@ -48,8 +49,9 @@ pub fn groups(mm: &Matmul, mem: &Memories, v: &BView) -> Vec<Group> {
         let dm = mm.slices.site(Space::Dm, slice);
         let Some(at) = mem.fills.holding(dm, low as usize, high as usize) else { continue };
         let Some(b) = b_in_hbm(v, mm.n as usize, dm, through) else { continue };
-        let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
-        if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + c_bytes)) {
+        let (site, end) = (mm.slices.site(Space::Acc, slice), c + c_bytes);
+        let acc = mem.slices.get(&site);
+        if mm.accumulate && !mem.deferred_into(site) && !acc.is_some_and(|b| b.written_between(c, end)) {
             continue;
         }
         let fill = mem.fills.get(dm, at).expect("a fill");
@@ -68,27 +70,33 @@ pub fn kept(mm: &Matmul, groups: &[Group]) -> HashSet<(Site, usize)> {
     groups.iter().flat_map(|g| g.slices.iter().map(|&s| (mm.slices.site(Space::Dm, s), g.at))).collect()
 }
 
-/// Runs matmul `mm` (its `B`s copied out in `copies` where they must be) on the groups: those whose
-/// slices read the same `B`s in the same order (a convolution's blocks of pixels, each over every block of output
-/// channels) as one GEMM, their `A`s stacked.
+/// Runs matmul `mm` (its `B`s copied out in `copies` where they must be) on the groups: those whose slices read
+/// the same `B`s in the same order (a convolution's blocks of pixels, each over every block of output channels) as
+/// one product, their `A`s stacked, deferred until something touches the accumulators ([`super::deferred`]); a
+/// product the matmul adds into ([`joining`]) takes its `A` and `B` instead.
 pub fn run_groups(mm: &Matmul, mem: &mut Memories, groups: &[Group], copies: &Copied) {
-    let acc = |slice: u64| mm.slices.site(Space::Acc, slice);
-    let mut taken: Vec<(Vec<&Group>, Vec<Vec<Bytes>>)> = sharing_b(groups)
-        .into_iter()
-        .map(|gs| {
-            let accs = gs.iter().map(|g| g.slices.iter().map(|&s| mem.take(acc(s))).collect()).collect();
-            (gs, accs)
-        })
-        .collect();
-    let shared = &*mem;
-    taken.par_iter_mut().for_each(|(gs, accs)| multiply(mm, gs, accs, shared, copies));
-    for (gs, accs) in taken {
-        for (g, accs) in gs.iter().zip(accs) {
-            for (&slice, bytes) in g.slices.iter().zip(accs) {
-                mem.put(acc(slice), bytes);
-            }
+    let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
+    for gs in sharing_b(groups) {
+        let term = Term { k: mm.k as usize, a: stacked_a(mm, &gs, mem), b: side_by_side(mm, gs[0], mem, copies) };
+        let slices: Vec<&[u64]> = gs.iter().map(|g| g.slices.as_slice()).collect();
+        if let Some(d) = mem.deferred.iter_mut().find(|d| d.joins(mm, c, &slices)) {
+            d.join(term);
+            continue;
         }
+        let base = mm.accumulate.then(|| accumulators(mm, &gs, mem, c));
+        let groups = gs.iter().map(|g| g.slices.clone()).collect();
+        mem.deferred.push(Deferred::new(mm, c, groups, term, base));
     }
+}
+
+/// Whether matmul `mm` over `groups` adds into a deferred product as a whole (every slice in one set of groups
+/// sharing `B`, as the product's): then the instruction leaves the product deferred.
+pub fn joining(mm: &Matmul, mem: &Memories, groups: &[Group]) -> bool {
+    let sets = sharing_b(groups);
+    let (Some(c), [set]) = (contiguous_start(&mm.c.pattern), sets.as_slice()) else { return false };
+    let covered: usize = set.iter().map(|g| g.slices.len()).sum();
+    let slices: Vec<&[u64]> = set.iter().map(|g| g.slices.as_slice()).collect();
+    covered as u64 == mm.slices.end - mm.slices.first && mem.deferred.iter().any(|d| d.joins(mm, c, &slices))
 }
 
 /// The groups in sets whose slices read the same `B`s (by buffer and view in HBM) in the same order.
@@ -105,36 +113,22 @@ fn sharing_b(groups: &[Group]) -> Vec<Vec<&Group>> {
     sets
 }
 
-/// One GEMM for groups `gs` (reading the same `B`s): their `A`s stacked, times the `B`s side by side, added to (or
-/// written over) their slices' accumulators `accs` (per group, per slice).
-fn multiply(mm: &Matmul, gs: &[&Group], accs: &mut [Vec<Bytes>], mem: &Memories, copies: &Copied) {
+/// The accumulators of groups `gs` (from byte `c`, all written) as one product: group `g`'s rows from `g · m`,
+/// slice `i`'s block in them from column `i · n` (row-major).
+fn accumulators(mm: &Matmul, gs: &[&Group], mem: &Memories, c: usize) -> Vec<f32> {
     let (m, n) = (mm.m as usize, mm.n as usize);
-    let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
-    let (a, a_strides) = stacked_a(mm, gs, mem);
-    let b = side_by_side(mm, gs[0], mem, copies);
-    let (rows, columns) = (m * gs.len(), n * gs[0].slices.len());
-    let mut product = vec![0f32; rows * columns];
-    // Group `g`'s rows of the product, from `g · m`; slice `i`'s block in them from column `i · n`.
-    if mm.accumulate {
-        product.par_chunks_mut(m * columns).zip(accs.par_iter()).for_each(|(rows, accs)| {
-            for (i, acc) in accs.iter().enumerate() {
-                let from: &[u8] = &acc.unchecked_from(c)[..m * n * 4];
-                for (row, bytes) in rows.chunks_exact_mut(columns).zip(from.chunks_exact(n * 4)) {
-                    bytemuck::cast_slice_mut::<f32, u8>(&mut row[i * n..(i + 1) * n]).copy_from_slice(bytes);
-                }
-            }
-        });
-    }
-    let k = mm.k as usize;
-    f32::gemm_strided(rows, k, columns, &a, a_strides, &b, (columns as isize, 1), &mut product, mm.accumulate);
-    product.par_chunks(m * columns).zip(accs.par_iter_mut()).for_each(|(rows, accs)| {
-        for (i, acc) in accs.iter_mut().enumerate() {
-            let to = acc.write_in_place(c, m * n * 4);
-            for (row, bytes) in rows.chunks_exact(columns).zip(to.chunks_exact_mut(n * 4)) {
-                bytes.copy_from_slice(bytemuck::cast_slice(&row[i * n..(i + 1) * n]));
+    let columns = n * gs[0].slices.len();
+    let mut product = vec![0f32; m * gs.len() * columns];
+    let jobs = min_len(gs.len(), (product.len() * 4) as u64);
+    product.par_chunks_mut(m * columns).zip(gs.par_iter()).with_min_len(jobs).for_each(|(rows, g)| {
+        for (i, &slice) in g.slices.iter().enumerate() {
+            let from = &mem.peek(mm.slices.site(Space::Acc, slice)).unchecked_from(c)[..m * n * 4];
+            for (row, bytes) in rows.chunks_exact_mut(columns).zip(from.chunks_exact(n * 4)) {
+                bytemuck::cast_slice_mut::<f32, u8>(&mut row[i * n..(i + 1) * n]).copy_from_slice(bytes);
             }
         }
     });
+    product
 }
 
 /// The `B`s of group `g`'s slices side by side (`k` rows of `n` columns per slice).
@@ -160,7 +154,8 @@ fn side_by_side(mm: &Matmul, g: &Group, mem: &Memories, copies: &Copied) -> Vec<
 /// stacked, and the strides of the rows and columns: row-major or column-major, as the gather is fastest.
 fn stacked_a(mm: &Matmul, gs: &[&Group], mem: &Memories) -> (Vec<f32>, (usize, usize)) {
     let (m, k) = (mm.m as usize, mm.k as usize);
-    let each: Vec<(Vec<f32>, (usize, usize))> = gs.par_iter().map(|g| a_of(mm, g, mem)).collect();
+    let jobs = min_len(gs.len(), (m * k * 4 * gs.len()) as u64);
+    let each: Vec<(Vec<f32>, (usize, usize))> = gs.par_iter().with_min_len(jobs).map(|g| a_of(mm, g, mem)).collect();
     if each.len() == 1 || each[0].1 == (k, 1) {
         let strides = each[0].1;
         return (each.into_iter().flat_map(|(a, _)| a).collect(), strides);

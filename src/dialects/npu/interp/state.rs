@@ -2,9 +2,11 @@
 //! (allocated when first touched, so untouched slices cost nothing), and reading an operand's bytes out of a memory
 //! (`gather`, an error on a byte nothing wrote) and writing them back (`scatter`).
 
+use super::deferred::Deferred;
 use super::forward::{Forwards, Through};
 use super::lazy_fill::Fills;
 use super::memory::Bytes;
+use super::parallel::min_len;
 use super::spare::Spare;
 use crate::dialects::npu::access::{AccessPattern, Injectivity};
 use crate::dialects::npu::ops::instruction::Site;
@@ -27,6 +29,8 @@ pub struct Memories {
     pub(super) forwards: Forwards,
     /// Memsets not carried out yet.
     pub(super) fills: Fills,
+    /// Grouped matmuls' products not carried out yet.
+    pub(super) deferred: Vec<Deferred>,
 }
 
 impl Memories {
@@ -40,6 +44,7 @@ impl Memories {
             spare,
             forwards: Forwards::default(),
             fills: Fills::default(),
+            deferred: Vec::new(),
         }
     }
 
@@ -132,6 +137,18 @@ impl SliceMemories<'_> {
         self.spaces[space.index()].as_mut().expect("a space the instruction names")
     }
 
+    /// Its memories of two different spaces, the first to read and the second to write.
+    pub fn two(&mut self, a: Space, b: Space) -> (&Bytes, &mut Bytes) {
+        let [x, y] = self.spaces.get_disjoint_mut([a.index(), b.index()]).expect("two spaces");
+        (x.as_ref().expect("a space the instruction names"), y.as_mut().expect("a space the instruction names"))
+    }
+
+    /// Whether a DMA's forward holds operand `o`'s bytes (it is read through to HBM, not in its memory).
+    pub fn held(&self, o: &Operand) -> bool {
+        let whole = contiguous_start(&o.pattern).zip(o.pattern.bytes());
+        whole.is_some_and(|(at, len)| self.through.forwards.exact(self.site(o.space), at, len as usize).is_some())
+    }
+
     /// Operand `o`'s bytes (read through to HBM when a DMA's forward holds them), or an error naming the first byte
     /// nothing wrote.
     pub fn read(&self, o: &Operand) -> Result<Vec<u8>, String> {
@@ -140,6 +157,17 @@ impl SliceMemories<'_> {
         }
         let bytes = self.spaces[o.space.index()].as_ref().expect("a space the instruction names");
         gather(bytes, &o.pattern).map_err(unwritten(o.space, self.slice))
+    }
+
+    /// Operand `o`'s bytes as little-endian 32-bit words ([`SliceMemories::read`]).
+    pub fn read_words(&self, o: &Operand) -> Result<Vec<u32>, String> {
+        if let Some(bytes) = self.through.read(self.site(o.space), &o.pattern) {
+            return Ok(words(&bytes));
+        }
+        let bytes = self.spaces[o.space.index()].as_ref().expect("a space the instruction names");
+        let mut out = vec![0u32; o.pattern.bytes().unwrap_or(0) as usize / 4];
+        gather_into(bytes, &o.pattern, bytemuck::cast_slice_mut(&mut out)).map_err(unwritten(o.space, self.slice))?;
+        Ok(out)
     }
 
     /// Writes `data` at operand `o`'s bytes.
@@ -154,16 +182,17 @@ pub fn unwritten(space: Space, slice: u64) -> impl Fn(usize) -> String {
 }
 
 impl Memories {
-    /// Runs `f` on each slice of `slices`, in parallel, each on its own memories of the spaces `used` (allocated if
-    /// new); the error of the first slice that fails.
+    /// Runs `f` on each slice of `slices`, each on its own memories of the spaces `used` (allocated if new), in
+    /// parallel when their `work` (each slice's bytes moved or multiply-adds) is worth it ([`min_len`]); the error
+    /// of the first slice that fails.
     pub fn per_slice(
         &mut self,
         slices: &Slices,
-        used: &[Space],
+        (used, work): (&[Space], u64),
         f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
     ) -> Result<(), String> {
         let all: Vec<u64> = (slices.first..slices.end).collect();
-        self.per_slice_of(slices, &all, used, f)
+        self.per_slice_of(slices, &all, (used, work), f)
     }
 
     /// [`Memories::per_slice`] on the slices `which` names of the instruction's `slices` (in order).
@@ -171,7 +200,7 @@ impl Memories {
         &mut self,
         slices: &Slices,
         which: &[u64],
-        used: &[Space],
+        (used, work): (&[Space], u64),
         f: impl Fn(&mut SliceMemories) -> Result<(), String> + Sync,
     ) -> Result<(), String> {
         let spaces: Vec<[Option<Bytes>; 4]> = which
@@ -190,7 +219,8 @@ impl Memories {
             .zip(spaces)
             .map(|(slice, spaces)| SliceMemories { slice, spaces, slices: *slices, through })
             .collect();
-        let results: Vec<Result<(), String>> = taken.par_iter_mut().map(&f).collect();
+        let jobs = min_len(taken.len(), work.saturating_mul(taken.len() as u64));
+        let results: Vec<Result<(), String>> = taken.par_iter_mut().with_min_len(jobs).map(&f).collect();
         for one in taken {
             for (space, bytes) in Space::ALL.into_iter().zip(one.spaces) {
                 if let Some(bytes) = bytes {
@@ -328,7 +358,7 @@ pub fn scatter(bytes: &mut Bytes, pattern: &AccessPattern, data: &[u8]) {
 }
 
 /// The byte range `pattern`'s packets cover when they tile it: as many bytes as the range, none twice.
-fn tiled_range(pattern: &AccessPattern) -> Option<(usize, usize)> {
+pub(super) fn tiled_range(pattern: &AccessPattern) -> Option<(usize, usize)> {
     let (low, high) = pattern.range()?;
     let dense = pattern.bytes()? as i128 == high - low && pattern.injectivity() == Injectivity::Injective;
     dense.then_some((low as usize, high as usize))

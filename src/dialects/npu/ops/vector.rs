@@ -91,27 +91,84 @@ impl Vector {
 
     /// The results for the elements of the operands it reads (as 32-bit words), or what goes wrong.
     pub fn apply(&self, inputs: &[Vec<u32>]) -> Result<Vec<u32>, String> {
-        let kind = self.kind.as_str();
-        match (self.dtype, &self.rhs) {
-            (ElemType::I32, None) => Ok(inputs[0].iter().map(|&x| unary_i32(kind, x as i32) as u32).collect()),
-            (_, None) => Ok(inputs[0].iter().map(|&x| unary_f32(kind, f32::from_bits(x)).to_bits()).collect()),
-            (dtype, Some(rhs)) => {
-                let b: Vec<u32> = match rhs {
-                    Rhs::Operand(_) => inputs[1].clone(),
-                    Rhs::Imm(v) if dtype == ElemType::I32 => vec![*v as i32 as u32; inputs[0].len()],
-                    Rhs::Imm(v) => vec![(*v as f32).to_bits(); inputs[0].len()],
-                };
-                let pairs = inputs[0].iter().zip(&b);
-                match dtype {
-                    ElemType::I32 => {
-                        pairs.map(|(&x, &y)| binary_i32(kind, x as i32, y as i32).map(|v| v as u32)).collect()
-                    }
-                    _ => Ok(pairs
-                        .map(|(&x, &y)| binary_f32(kind, f32::from_bits(x), f32::from_bits(y)).to_bits())
-                        .collect()),
-                }
+        let mut out = vec![0; inputs[0].len()];
+        let inputs: Vec<&[u32]> = inputs.iter().map(Vec::as_slice).collect();
+        self.apply_into(&inputs, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Vector::apply`] into `out` (as long as each input): the function is chosen once, not per element.
+    pub fn apply_into(&self, inputs: &[&[u32]], out: &mut [u32]) -> Result<(), String> {
+        let (kind, x) = (self.kind.as_str(), inputs[0]);
+        let Some(rhs) = &self.rhs else {
+            match self.dtype {
+                ElemType::I32 => unary_i32(kind, x, out),
+                _ => unary_f32(kind, x, out),
+            }
+            return Ok(());
+        };
+        let y = match rhs {
+            Rhs::Operand(_) => Right::Each(inputs[1]),
+            Rhs::Imm(v) if self.dtype == ElemType::I32 => Right::All(*v as i32 as u32),
+            Rhs::Imm(v) => Right::All((*v as f32).to_bits()),
+        };
+        match self.dtype {
+            ElemType::I32 => binary_i32(kind, x, y, out),
+            _ => {
+                binary_f32(kind, x, y, out);
+                Ok(())
             }
         }
+    }
+}
+
+/// A binary function's right operand: an element per left one, or one for all.
+#[derive(Clone, Copy)]
+enum Right<'a> {
+    Each(&'a [u32]),
+    All(u32),
+}
+
+/// `out[i] = f(x[i])` on the words' values as `T` (`f32` or `i32`).
+fn map<T: Word>(x: &[u32], out: &mut [u32], f: impl Fn(T) -> T) {
+    for (o, &e) in out.iter_mut().zip(x) {
+        *o = f(T::of(e)).word();
+    }
+}
+
+/// `out[i] = f(x[i], y[i])` (or `f(x[i], y)` for one `y`) on the words' values as `T`.
+fn zip<T: Word>(x: &[u32], y: Right<'_>, out: &mut [u32], f: impl Fn(T, T) -> T) {
+    match y {
+        Right::Each(y) => {
+            for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+                *o = f(T::of(a), T::of(b)).word();
+            }
+        }
+        Right::All(b) => map(x, out, |a| f(a, T::of(b))),
+    }
+}
+
+/// A 32-bit element type and its word.
+trait Word: Copy {
+    fn of(word: u32) -> Self;
+    fn word(self) -> u32;
+}
+
+impl Word for f32 {
+    fn of(word: u32) -> f32 {
+        f32::from_bits(word)
+    }
+    fn word(self) -> u32 {
+        self.to_bits()
+    }
+}
+
+impl Word for i32 {
+    fn of(word: u32) -> i32 {
+        word as i32
+    }
+    fn word(self) -> u32 {
+        self as u32
     }
 }
 
@@ -136,50 +193,60 @@ pub fn extremum(x: f32, y: f32, pick_first: bool) -> f32 {
     }
 }
 
-fn unary_f32(kind: &str, x: f32) -> f32 {
+fn unary_f32(kind: &str, x: &[u32], out: &mut [u32]) {
     match kind {
-        "relu" => relu_f32(x),
-        "neg" => -x,
-        "abs" => x.abs(),
-        "exp" => x.exp(),
-        "tanh" => x.tanh(),
-        "sigmoid" => 1.0 / (1.0 + (-x).exp()),
-        "sqrt" => x.sqrt(),
-        "rsqrt" => 1.0 / x.sqrt(),
-        "log" => x.ln(),
-        _ => libm::erff(x),
+        "relu" => map(x, out, relu_f32),
+        "neg" => map(x, out, |x: f32| -x),
+        "abs" => map(x, out, f32::abs),
+        "exp" => map(x, out, f32::exp),
+        "tanh" => map(x, out, f32::tanh),
+        "sigmoid" => map(x, out, |x: f32| 1.0 / (1.0 + (-x).exp())),
+        "sqrt" => map(x, out, f32::sqrt),
+        "rsqrt" => map(x, out, |x: f32| 1.0 / x.sqrt()),
+        "log" => map(x, out, f32::ln),
+        _ => map(x, out, libm::erff),
     }
 }
 
-fn unary_i32(kind: &str, x: i32) -> i32 {
+fn unary_i32(kind: &str, x: &[u32], out: &mut [u32]) {
     match kind {
-        "relu" => x.max(0),
-        "neg" => x.wrapping_neg(),
-        _ => x.wrapping_abs(),
+        "relu" => map(x, out, |x: i32| x.max(0)),
+        "neg" => map(x, out, i32::wrapping_neg),
+        _ => map(x, out, i32::wrapping_abs),
     }
 }
 
-fn binary_f32(kind: &str, x: f32, y: f32) -> f32 {
+fn binary_f32(kind: &str, x: &[u32], y: Right<'_>, out: &mut [u32]) {
     match kind {
-        "add" => x + y,
-        "sub" => x - y,
-        "mul" => x * y,
-        "max" => extremum(x, y, x >= y),
-        "min" => extremum(x, y, x <= y),
-        _ => x / y,
+        "add" => zip(x, y, out, |x: f32, y| x + y),
+        "sub" => zip(x, y, out, |x: f32, y| x - y),
+        "mul" => zip(x, y, out, |x: f32, y| x * y),
+        "max" => zip(x, y, out, |x: f32, y| extremum(x, y, x >= y)),
+        "min" => zip(x, y, out, |x: f32, y| extremum(x, y, x <= y)),
+        _ => zip(x, y, out, |x: f32, y| x / y),
     }
 }
 
-fn binary_i32(kind: &str, x: i32, y: i32) -> Result<i32, String> {
-    Ok(match kind {
-        "add" => x.wrapping_add(y),
-        "sub" => x.wrapping_sub(y),
-        "mul" => x.wrapping_mul(y),
-        "max" => x.max(y),
-        "min" => x.min(y),
-        _ if y == 0 => return Err(format!("divides the integer {x} by zero")),
-        _ => x.wrapping_div(y),
-    })
+fn binary_i32(kind: &str, x: &[u32], y: Right<'_>, out: &mut [u32]) -> Result<(), String> {
+    match kind {
+        "add" => zip(x, y, out, i32::wrapping_add),
+        "sub" => zip(x, y, out, i32::wrapping_sub),
+        "mul" => zip(x, y, out, i32::wrapping_mul),
+        "max" => zip(x, y, out, i32::max),
+        "min" => zip(x, y, out, i32::min),
+        _ => {
+            let zero = match y {
+                Right::Each(y) => x.iter().zip(y).find(|p| *p.1 == 0).map(|p| *p.0),
+                Right::All(0) => x.first().copied(),
+                Right::All(_) => None,
+            };
+            if let Some(n) = zero {
+                return Err(format!("divides the integer {} by zero", n as i32));
+            }
+            zip(x, y, out, i32::wrapping_div);
+        }
+    }
+    Ok(())
 }
 
 /// Decodes `op` (either vector instruction); the message says what is malformed.
