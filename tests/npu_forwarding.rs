@@ -405,3 +405,80 @@ proptest! {
         prop_assert_eq!(got.buffers, want.buffers, "{}", text);
     }
 }
+
+/// A kernel of four slices, a 2 × 2 grid of blocks of `C = A · B` (`A` `2m` × `k · chunks` in `%b0`, `B`
+/// `k · chunks` × `2n` in `%b1`, both row-major), multiplied one chunk of `k` at a time in the order `order`, each
+/// chunk's tiles brought into data memory by DMA and `B` loaded into the TRF, the matmuls after the first adding:
+/// the stacked products are deferred and join (`interp::deferred`), and chunks taken in order continue each other
+/// in HBM, so their terms merge into one GEMM.
+fn chunked_kernel((m, k, n): (u64, u64, u64), order: &[u64]) -> String {
+    let len = SPAN / 4;
+    let wide = k * order.len() as u64;
+    let mut text = format!(
+        "npu.kernel @k(%b0: !npu.buf<hbm, {len} x f32>, %b1: !npu.buf<hbm, {len} x f32>, %b2: !npu.buf<hbm, {len} x f32>) {{\n"
+    );
+    for (i, &j) in order.iter().enumerate() {
+        for s in 0..4u64 {
+            let (r, c) = (s / 2, s % 2);
+            let a = (r * m * wide + j * k) * 4;
+            let b = (j * k * 2 * n + c * n) * 4;
+            text += &format!(
+                "  npu.dma queue(dma0) src(%b0, base {a}) dst(dm[0, {s}], base 0) loops [({m}, {}, {})] packet {} : f32\n",
+                wide * 4,
+                k * 4,
+                k * 4
+            );
+            text += &format!(
+                "  npu.dma queue(dma1) src(%b1, base {b}) dst(dm[0, {s}], base 256) loops [({k}, {}, {})] packet {} : f32\n",
+                2 * n * 4,
+                n * 4,
+                n * 4
+            );
+        }
+        let add = if i > 0 { " accumulate" } else { "" };
+        text += &format!(
+            "  npu.barrier\n  npu.load_trf queue(main) on(0, 0:4) src(dm, base 256, loops [({n}, 4), ({k}, {})], packet 4) dst(trf, base 0, loops [({n}, 8192)], packet {}) : f32\n",
+            n * 4,
+            k * 4
+        );
+        text += &format!(
+            "  npu.matmul queue(main) on(0, 0:4) m {m} k {k} n {n} a(dm, base 0, loops [], packet {}) b(trf, base 0) c(acc, base 0, loops [], packet {}){add} : f32 -> f32\n  npu.barrier\n",
+            m * k * 4,
+            m * n * 4
+        );
+    }
+    let c = m * n * 4;
+    text += &format!(
+        "  npu.cast queue(main) on(0, 0:4) src(acc, base 0, loops [], packet {c}) dst(dm, base 512, loops [], packet {c}) : f32 -> f32\n  npu.barrier\n"
+    );
+    for s in 0..4 {
+        text += &format!(
+            "  npu.dma queue(dma0) src(dm[0, {s}], base 512) dst(%b2, base {}) loops [(1, {c}, {c})] packet {c} : f32\n",
+            s * c
+        );
+    }
+    text + "}\n"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    /// A contraction's chunks of `k`, as a lowering writes them, give every element of `C` each slice's own GEMMs
+    /// give, whether the chunks come in order (their terms merge) or not.
+    #[test]
+    fn chunks_of_k_give_what_each_slice_gives(
+        (m, k, n) in (1u64..3, 1u64..3, 1u64..3).prop_map(|(m, k, n)| (2 * m, 2 * k, 4 * n)),
+        order in (1u64..4).prop_flat_map(|c| Just((0..c).collect::<Vec<u64>>()).prop_shuffle()),
+    ) {
+        let text = chunked_kernel((m, k, n), &order);
+        let mut ctx = Context::new(tapestry::dialects::all());
+        let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let region = ctx.body.regions(module)[0];
+        let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
+        let loaded = Program::load(&ctx, kernel).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let inputs: IndexMap<String, Array> = [("arg0".to_string(), input(1)), ("arg1".to_string(), input(5))].into();
+        let got = Npu::default().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        let want = Npu::eager().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
+        prop_assert_eq!(got.buffers, want.buffers, "{}", text);
+    }
+}

@@ -1,24 +1,29 @@
-//! Products of grouped matmuls ([`super::shared_a`]) kept until something touches their accumulators. A lowered
-//! convolution runs a matmul per chunk of input channels, each adding into the accumulators the last one wrote;
-//! multiplied one by one, every chunk is a GEMM and a copy of the product into (and out of) 256 accumulators. So
-//! a grouped matmul's product is *deferred*: its `A` and `B` are kept, and a matmul that adds into the same
-//! accumulators over the same groups joins it with its own, so the chunks' GEMMs add into one product, written
-//! into the accumulators once. Any other instruction touching one of the accumulators carries the product out
-//! first; the values are the chunks' own but for rounding (the GEMM library sums `k` in an order that depends on
-//! the shape), as for [`super::stacked`].
+//! Products of matmuls run as one GEMM ([`super::stacked`], [`super::shared_a`]) kept until something touches
+//! their accumulators. A lowered contraction or convolution runs a matmul per chunk of `k`, each adding into the
+//! accumulators the last one wrote; multiplied one by one, every chunk is a GEMM and a copy of the product into
+//! (and out of) every slice's accumulator. So such a product is *deferred*: its `A` and `B` are kept (as held
+//! elements, or as views of HBM where the stacked slices read them in place), and a matmul that adds into the
+//! same accumulators over the same blocks joins it with its own term. When anything else touches one of the
+//! accumulators, or writes an HBM buffer a term reads, the product is carried out: terms whose `A` and `B` are
+//! views continuing each other along `k` (the chunks of one matrix) merge into one, each term is a GEMM into one
+//! product, and the product is copied into each accumulator once. The values are the chunks' own but for rounding
+//! (the GEMM library sums `k` in an order that depends on the shape), as for [`super::stacked`].
 
+use super::memory::Bytes;
 use super::parallel::min_len;
-use super::state::Memories;
+use super::state::{contiguous_start, Memories};
+use super::trf_forward::{operand, BView};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::ops::instruction::{Access, Site};
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::{Slices, Space};
 use foldhash::HashSet;
 use rayon::prelude::*;
+use std::borrow::Cow;
 
-/// A grouped product not carried out yet: `C` (from byte `c` of each slice's accumulator, `m` × `n`) is `base`
-/// plus each term's `A · B`, `A` the groups' stacked rows (`m` per group) by the term's `k`, `B` `k` by the
-/// slices' blocks side by side (`n` columns per slice of a group).
+/// A product not carried out yet: `C` (from byte `c` of each slice's accumulator, `m` × `n`) is `base` plus each
+/// term's `A · B`, `A` the groups' stacked rows (`m` per group; a group is a block of rows of the product) by the
+/// term's `k`, `B` `k` by the slices' blocks side by side (`n` columns per slice of a group).
 pub struct Deferred {
     slices: Slices,
     /// The slices of each group, groups in the order of `A`'s row blocks.
@@ -33,15 +38,70 @@ pub struct Deferred {
     base: Option<Vec<f32>>,
 }
 
-/// One matmul's `A · B`: `A` (`rows` by `k`) with the strides of its rows and columns, `B` row-major (`k` by
-/// `columns`).
+/// One matmul's `A · B`: `A` `rows` by `k`, `B` `k` by `columns`.
 pub struct Term {
     /// `k`.
     pub k: usize,
-    /// `A` and its strides.
-    pub a: (Vec<f32>, (usize, usize)),
+    /// `A`.
+    pub a: Source,
     /// `B`.
-    pub b: Vec<f32>,
+    pub b: Source,
+}
+
+/// Where a term's matrix lies.
+pub enum Source {
+    /// Its elements, with the strides of its rows and columns.
+    Held(Vec<f32>, (usize, usize)),
+    /// A view of the HBM buffer of a kernel argument (its rows at the view's levels, its columns at its column
+    /// stride), which must not be written before the product is carried out.
+    Hbm(u32, BView),
+}
+
+impl Source {
+    /// The matrix (`columns` wide) as `f32`s and the strides of its rows and columns.
+    fn resolve<'a>(&'a self, columns: usize, hbm: &'a [Bytes]) -> (Cow<'a, [f32]>, (isize, isize)) {
+        match self {
+            Source::Held(v, (r, c)) => (Cow::Borrowed(v), (*r as isize, *c as isize)),
+            Source::Hbm(buffer, view) => operand(hbm[*buffer as usize].unchecked_from(0), view, columns),
+        }
+    }
+
+    /// The one row stride and the column stride of a view of HBM buffer `buffer` with one level of rows.
+    fn rows_in(&self, buffer: u32) -> Option<(&BView, usize)> {
+        match self {
+            Source::Hbm(b, view) if *b == buffer => Some((view, view.row()?)),
+            _ => None,
+        }
+    }
+}
+
+impl Term {
+    /// `next` appended along `k` when both are views of the same buffers continuing each other: `next`'s `A` starts
+    /// `k` columns after this one's, its `B` `k` rows below; whether it was.
+    fn absorb(&mut self, next: &Term) -> bool {
+        let (Source::Hbm(ab, a), Source::Hbm(bb, b)) = (&self.a, &self.b) else { return false };
+        let (Some((na, _)), Some((nb, _))) = (next.a.rows_in(*ab), next.b.rows_in(*bb)) else { return false };
+        let (Some(b_row), [(count, _)]) = (b.row(), b.rows.as_slice()) else { return false };
+        let follows = na.at == a.at + self.k * a.col
+            && (na.rows.as_slice(), na.col) == (a.rows.as_slice(), a.col)
+            && nb.at == b.at + self.k * b_row
+            && nb.col == b.col
+            && nb.row() == Some(b_row)
+            && *count == self.k
+            && nb.rows.len() == 1;
+        if follows {
+            let k = self.k + next.k;
+            let Source::Hbm(_, b) = &mut self.b else { unreachable!("a view") };
+            b.rows = vec![(k, b_row)];
+            self.k = k;
+        }
+        follows
+    }
+
+    /// Whether it reads HBM buffer `buffer`.
+    fn reads(&self, buffer: u32) -> bool {
+        [&self.a, &self.b].iter().any(|s| matches!(s, Source::Hbm(b, _) if *b == buffer))
+    }
 }
 
 impl Deferred {
@@ -60,9 +120,12 @@ impl Deferred {
             && groups.iter().zip(&self.groups).all(|(g, h)| *g == h.as_slice())
     }
 
-    /// Adds the term of a matmul that [`Deferred::joins`] it.
+    /// Adds the term of a matmul that [`Deferred::joins`] it: into the last one when it continues it along `k`.
     pub fn join(&mut self, term: Term) {
-        self.terms.push(term);
+        let last = self.terms.last_mut().expect("a term");
+        if !last.absorb(&term) {
+            self.terms.push(term);
+        }
     }
 
     /// The rows and columns of the product.
@@ -75,8 +138,10 @@ impl Deferred {
         let (rows, columns) = self.shape();
         let mut accumulate = self.base.is_some();
         let mut product = self.base.unwrap_or_else(|| vec![0f32; rows * columns]);
-        for Term { k, a: (a, a_strides), b } in &self.terms {
-            f32::gemm_strided(rows, *k, columns, a, *a_strides, b, (columns as isize, 1), &mut product, accumulate);
+        for Term { k, a, b } in &self.terms {
+            let ((a, (ra, ca)), (b, b_strides)) = (a.resolve(*k, &mem.hbm), b.resolve(columns, &mem.hbm));
+            let a_strides = (ra as usize, ca as usize);
+            f32::gemm_strided(rows, *k, columns, &a, a_strides, &b, b_strides, &mut product, accumulate);
             accumulate = true;
         }
         let (m, n, c) = (self.m, self.n, self.c);
@@ -102,16 +167,60 @@ impl Deferred {
 }
 
 impl Memories {
+    /// Defers `term` of matmul `mm` over `groups` (their slices, writing `C` from byte `c`): joined to the product
+    /// it adds into, or a new product (from the accumulators when `mm` adds to them).
+    pub fn defer(&mut self, mm: &Matmul, c: usize, groups: &[&[u64]], term: Term) {
+        if let Some(d) = self.deferred.iter_mut().find(|d| d.joins(mm, c, groups)) {
+            return d.join(term);
+        }
+        let base = mm.accumulate.then(|| accumulators(mm, groups, self, c));
+        let owned = groups.iter().map(|g| g.to_vec()).collect();
+        self.deferred.push(Deferred::new(mm, c, owned, term, base));
+    }
+
+    /// Whether matmul `mm` adds into deferred products as a whole: its slices are those of `units` (each a product's
+    /// groups of slices), each of which joins a product; then the instruction leaves them deferred.
+    pub fn joins_all(&self, mm: &Matmul, units: &[Vec<&[u64]>]) -> bool {
+        let Some(c) = contiguous_start(&mm.c.pattern) else { return false };
+        let covered: usize = units.iter().flatten().map(|g| g.len()).sum();
+        covered as u64 == mm.slices.end - mm.slices.first
+            && units.iter().all(|u| self.deferred.iter().any(|d| d.joins(mm, c, u)))
+    }
+
     /// Whether a deferred product will write the accumulator at `site`.
     pub fn deferred_into(&self, site: Site) -> bool {
         self.deferred.iter().any(|d| d.accs.contains(&site))
     }
 
-    /// Carries out the deferred products whose accumulators `accesses` touch.
+    /// Carries out the deferred products whose accumulators `accesses` touch, or an HBM buffer of whose they write.
     pub fn settle_deferred(&mut self, accesses: &[Access]) {
-        while let Some(i) = self.deferred.iter().position(|d| accesses.iter().any(|a| d.accs.contains(&a.site))) {
+        let meets = |d: &Deferred| {
+            accesses.iter().any(|a| match a.site {
+                Site::Hbm(buffer) => a.write && d.terms.iter().any(|t| t.reads(buffer)),
+                site => d.accs.contains(&site),
+            })
+        };
+        while let Some(i) = self.deferred.iter().position(meets) {
             let d = self.deferred.swap_remove(i);
             d.carry_out(self);
         }
     }
+}
+
+/// The accumulators of `groups` (their slices; from byte `c`, all written) as one product: group `g`'s rows from
+/// `g · m`, slice `i`'s block in them from column `i · n` (row-major).
+pub fn accumulators(mm: &Matmul, groups: &[&[u64]], mem: &Memories, c: usize) -> Vec<f32> {
+    let (m, n) = (mm.m as usize, mm.n as usize);
+    let columns = n * groups[0].len();
+    let mut product = vec![0f32; m * groups.len() * columns];
+    let jobs = min_len(groups.len(), (product.len() * 4) as u64);
+    product.par_chunks_mut(m * columns).zip(groups.par_iter()).with_min_len(jobs).for_each(|(rows, g)| {
+        for (i, &slice) in g.iter().enumerate() {
+            let from = &mem.peek(mm.slices.site(Space::Acc, slice)).unchecked_from(c)[..m * n * 4];
+            for (row, bytes) in rows.chunks_exact_mut(columns).zip(from.chunks_exact(n * 4)) {
+                bytemuck::cast_slice_mut::<f32, u8>(&mut row[i * n..(i + 1) * n]).copy_from_slice(bytes);
+            }
+        }
+    });
+    product
 }

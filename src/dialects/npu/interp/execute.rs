@@ -8,6 +8,7 @@ use super::moves::moves;
 use super::parallel::PARALLEL_WORK;
 use super::program::Program;
 use super::shared_a;
+use super::stacked;
 use super::state::{contiguous_start, gather, scatter, unwritten, word_bytes, words, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -63,13 +64,14 @@ fn compute(
         mem.settle_held(reads);
     }
     // After `settle_held`, which may carry out a fill the view reads: the groups' fills stay until the matmul.
-    let groups = match (instruction, view) {
-        (Instruction::Matmul(mm), Some((v, _))) => shared_a::groups(mm, mem, v),
-        _ => vec![],
+    let (stacks, groups) = match (instruction, view) {
+        (Instruction::Matmul(mm), Some((v, _))) => (stacked::stacks(mm, mem, v), shared_a::groups(mm, mem, v)),
+        _ => (vec![], vec![]),
     };
-    // A matmul adding into a deferred product leaves it deferred; anything else touching its accumulators carries
-    // it out.
-    if !matches!(instruction, Instruction::Matmul(mm) if shared_a::joining(mm, mem, &groups)) {
+    // A matmul adding into deferred products as a whole leaves them deferred; anything else touching their
+    // accumulators carries them out.
+    let units = || stacked::units(&stacks).into_iter().chain(shared_a::units(&groups)).collect::<Vec<_>>();
+    if !matches!(instruction, Instruction::Matmul(mm) if mem.joins_all(mm, &units())) {
         mem.settle_deferred(&program.accesses[k]);
     }
     match instruction {
@@ -77,7 +79,7 @@ fn compute(
         _ => mem.settle(&program.accesses[k], through),
     }
     match instruction {
-        Instruction::Matmul(mm) => matmul(mm, mem, &program.machine, view.map(|v| &v.0), &groups),
+        Instruction::Matmul(mm) => matmul(mm, mem, &program.machine, view.map(|v| &v.0), (stacks, &groups)),
         Instruction::Memset(m) if lazy && mem.fill_lazily(m) => Ok(()),
         _ => execute(instruction, mem, &program.machine),
     }
@@ -194,7 +196,7 @@ pub fn execute(instruction: &Instruction, mem: &mut Memories, cfg: &NpuConfig) -
         Instruction::Dma(d) => d.parts().iter().try_for_each(|p| copy(p, mem)),
         Instruction::Memset(m) => fill(m, mem),
         Instruction::Stream(s) => stream(s, mem),
-        Instruction::Matmul(m) => matmul(m, mem, cfg, None, &[]),
+        Instruction::Matmul(m) => matmul(m, mem, cfg, None, (vec![], &[])),
         Instruction::Vector(v) => vector(v, mem),
         Instruction::Reduce(r) => reduce(r, mem),
     }
@@ -296,6 +298,7 @@ fn vector(v: &Vector, mem: &mut Memories) -> Result<(), String> {
         let inputs: Vec<&[u32]> = inputs.iter().map(Vec::as_slice).collect();
         let mut results = vec![0u32; n];
         v.apply_into(&inputs, &mut results)?;
+        results.iter_mut().for_each(|w| *w = w.to_le());
         one.write(&v.dst, bytemuck::cast_slice(&results));
         Ok(())
     })

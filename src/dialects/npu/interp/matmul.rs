@@ -5,7 +5,7 @@
 use super::forward::Through;
 use super::memory::Bytes;
 use super::shared_a::{run_groups, Group};
-use super::stacked::run_stacked;
+use super::stacked::{run_stacked, Stack};
 use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
 use super::trf_forward::{b_operand, copied_from_hbm, BView, Copied};
 use crate::array::gemm::Gemm;
@@ -19,17 +19,17 @@ use half::{bf16, f16};
 use std::borrow::Cow;
 
 /// The matmul on every slice of its range, in parallel; `B` read through the load that filled the TRF when `view`
-/// says where it lies ([`super::trf_forward`]), and then slices that stack run as one GEMM ([`super::stacked`]), as
-/// do the `groups` that read `A` in fills of one content ([`super::shared_a`]).
+/// says where it lies ([`super::trf_forward`]), and then the `stacks` of slices run as one product
+/// ([`super::stacked`]), as do the `groups` that read `A` in fills of one content ([`super::shared_a`]).
 pub fn matmul(
     mm: &Matmul,
     mem: &mut Memories,
     cfg: &NpuConfig,
     view: Option<&BView>,
-    groups: &[Group],
+    (stacks, groups): (Vec<Stack>, &[Group]),
 ) -> Result<(), String> {
     let mut alone = match view {
-        Some(v) => run_stacked(mm, mem, v),
+        Some(_) => run_stacked(mm, mem, stacks),
         None => (mm.slices.first..mm.slices.end).collect(),
     };
     let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };

@@ -6,7 +6,7 @@
 //! accumulator. The values are each slice's own GEMM's, but for rounding, as for [`super::stacked`]: the GEMM
 //! library sums a float's `k` terms in an order that depends on the shape.
 
-use super::deferred::{Deferred, Term};
+use super::deferred::{Source, Term};
 use super::forward::Through;
 use super::lazy_fill::Fill;
 use super::matmul::a_order;
@@ -77,26 +77,17 @@ pub fn kept(mm: &Matmul, groups: &[Group]) -> HashSet<(Site, usize)> {
 pub fn run_groups(mm: &Matmul, mem: &mut Memories, groups: &[Group], copies: &Copied) {
     let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
     for gs in sharing_b(groups) {
-        let term = Term { k: mm.k as usize, a: stacked_a(mm, &gs, mem), b: side_by_side(mm, gs[0], mem, copies) };
+        let (a, strides) = stacked_a(mm, &gs, mem);
+        let b = Source::Held(side_by_side(mm, gs[0], mem, copies), (mm.n as usize * gs[0].slices.len(), 1));
+        let term = Term { k: mm.k as usize, a: Source::Held(a, strides), b };
         let slices: Vec<&[u64]> = gs.iter().map(|g| g.slices.as_slice()).collect();
-        if let Some(d) = mem.deferred.iter_mut().find(|d| d.joins(mm, c, &slices)) {
-            d.join(term);
-            continue;
-        }
-        let base = mm.accumulate.then(|| accumulators(mm, &gs, mem, c));
-        let groups = gs.iter().map(|g| g.slices.clone()).collect();
-        mem.deferred.push(Deferred::new(mm, c, groups, term, base));
+        mem.defer(mm, c, &slices, term);
     }
 }
 
-/// Whether matmul `mm` over `groups` adds into a deferred product as a whole (every slice in one set of groups
-/// sharing `B`, as the product's): then the instruction leaves the product deferred.
-pub fn joining(mm: &Matmul, mem: &Memories, groups: &[Group]) -> bool {
-    let sets = sharing_b(groups);
-    let (Some(c), [set]) = (contiguous_start(&mm.c.pattern), sets.as_slice()) else { return false };
-    let covered: usize = set.iter().map(|g| g.slices.len()).sum();
-    let slices: Vec<&[u64]> = set.iter().map(|g| g.slices.as_slice()).collect();
-    covered as u64 == mm.slices.end - mm.slices.first && mem.deferred.iter().any(|d| d.joins(mm, c, &slices))
+/// The products the groups make (their sets sharing `B`), each as its groups' slices.
+pub fn units(groups: &[Group]) -> Vec<Vec<&[u64]>> {
+    sharing_b(groups).iter().map(|set| set.iter().map(|g| g.slices.as_slice()).collect()).collect()
 }
 
 /// The groups in sets whose slices read the same `B`s (by buffer and view in HBM) in the same order.
@@ -111,24 +102,6 @@ fn sharing_b(groups: &[Group]) -> Vec<Vec<&Group>> {
         sets[set].push(g);
     }
     sets
-}
-
-/// The accumulators of groups `gs` (from byte `c`, all written) as one product: group `g`'s rows from `g · m`,
-/// slice `i`'s block in them from column `i · n` (row-major).
-fn accumulators(mm: &Matmul, gs: &[&Group], mem: &Memories, c: usize) -> Vec<f32> {
-    let (m, n) = (mm.m as usize, mm.n as usize);
-    let columns = n * gs[0].slices.len();
-    let mut product = vec![0f32; m * gs.len() * columns];
-    let jobs = min_len(gs.len(), (product.len() * 4) as u64);
-    product.par_chunks_mut(m * columns).zip(gs.par_iter()).with_min_len(jobs).for_each(|(rows, g)| {
-        for (i, &slice) in g.slices.iter().enumerate() {
-            let from = &mem.peek(mm.slices.site(Space::Acc, slice)).unchecked_from(c)[..m * n * 4];
-            for (row, bytes) in rows.chunks_exact_mut(columns).zip(from.chunks_exact(n * 4)) {
-                bytemuck::cast_slice_mut::<f32, u8>(&mut row[i * n..(i + 1) * n]).copy_from_slice(bytes);
-            }
-        }
-    });
-    product
 }
 
 /// The `B`s of group `g`'s slices side by side (`k` rows of `n` columns per slice).

@@ -8,15 +8,14 @@
 //! so a float element may differ in its last bit (`tests/npu_forwarding.rs` checks on small integers, whose sums
 //! are exact).
 
+use super::deferred::{Source, Term};
 use super::forward::Through;
 use super::memory::Bytes;
 use super::state::{contiguous_start, Memories};
-use super::trf_forward::{b_in_hbm, floats, operand, BView};
-use crate::array::gemm::Gemm;
+use super::trf_forward::{b_in_hbm, BView};
 use crate::dialects::npu::ops::matmul::Matmul;
 use crate::dialects::npu::ops::onchip::Space;
 use crate::machine::ElemType;
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// What slices must share to stack: `A`'s HBM buffer and byte stride of rows, then `B`'s buffer, the levels of its
@@ -25,7 +24,7 @@ type Shared = (u32, usize, u32, Vec<(usize, usize)>, usize);
 
 /// Slices whose products are the blocks of one product: `rows` row blocks of `A` (`m` rows each, consecutive in HBM
 /// from byte `a`) by `columns` column blocks of `B` (`n` columns each, from byte `b`); the slices row-major.
-struct Stack {
+pub struct Stack {
     shared: Shared,
     a: usize,
     b: usize,
@@ -39,32 +38,39 @@ type ColumnBlock = (usize, Vec<u64>);
 /// Per first byte of `B`, the first bytes of `A` and their slices, by what they share.
 type Placed = BTreeMap<Shared, BTreeMap<usize, Vec<(usize, u64)>>>;
 
-/// Runs matmul `mm` (whose `B` has view `v`) on each stack of two or more of its slices as one GEMM; the slices left
-/// for their own GEMMs, in order.
-pub fn run_stacked(mm: &Matmul, mem: &mut Memories, v: &BView) -> Vec<u64> {
+/// Runs matmul `mm` on each of its `stacks` ([`stacks`]) as one product, deferred until something touches the
+/// accumulators ([`super::deferred`]); the slices left for their own GEMMs, in order.
+pub fn run_stacked(mm: &Matmul, mem: &mut Memories, stacks: Vec<Stack>) -> Vec<u64> {
     let all: Vec<u64> = (mm.slices.first..mm.slices.end).collect();
-    let Some(c) = contiguous_start(&mm.c.pattern).filter(|_| mm.from == ElemType::F32) else { return all };
-    let stacks = stacks(mm, mem, v, c);
-    if stacks.is_empty() {
-        return all;
-    }
-    let mut taken: Vec<(Stack, Vec<Bytes>)> = stacks
-        .into_iter()
-        .map(|s| {
-            let accs = s.slices.iter().map(|&slice| mem.take(mm.slices.site(Space::Acc, slice))).collect();
-            (s, accs)
-        })
-        .collect();
-    let hbm = &mem.hbm;
-    taken.par_iter_mut().for_each(|(stack, accs)| multiply(mm, stack, accs, hbm, c));
+    let Some(c) = contiguous_start(&mm.c.pattern) else { return all };
     let mut stacked = vec![false; all.len()];
-    for (stack, accs) in taken {
-        for (&slice, acc) in stack.slices.iter().zip(accs) {
-            stacked[(slice - mm.slices.first) as usize] = true;
-            mem.put(mm.slices.site(Space::Acc, slice), acc);
-        }
+    for stack in stacks {
+        stack.slices.iter().for_each(|&slice| stacked[(slice - mm.slices.first) as usize] = true);
+        let term = term(mm, &stack);
+        mem.defer(mm, c, &stack.row_blocks(), term);
     }
     all.into_iter().filter(|s| !stacked[(s - mm.slices.first) as usize]).collect()
+}
+
+/// The stacks of two or more of `mm`'s slices (whose `B` has view `v`): none unless `mm` multiplies `f32` into `C`
+/// in one run.
+pub fn stacks(mm: &Matmul, mem: &Memories, v: &BView) -> Vec<Stack> {
+    match contiguous_start(&mm.c.pattern).filter(|_| mm.from == ElemType::F32) {
+        Some(c) => stacks_at(mm, mem, v, c),
+        None => vec![],
+    }
+}
+
+/// The products the stacks make, each as its row blocks' slices.
+pub fn units(stacks: &[Stack]) -> Vec<Vec<&[u64]>> {
+    stacks.iter().map(Stack::row_blocks).collect()
+}
+
+impl Stack {
+    /// Its slices by row block of the product.
+    fn row_blocks(&self) -> Vec<&[u64]> {
+        self.slices.chunks(self.columns).collect()
+    }
 }
 
 /// Where each slice's `A` row block and `B` column block lie, by what they share: per first byte of `B`, the first
@@ -78,8 +84,9 @@ fn placed(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Placed {
         let dm = mm.slices.site(Space::Dm, slice);
         let Some((ab, a, stride)) = through.rows_at(dm, &mm.a.pattern, m, k * 4) else { continue };
         let Some((bb, b)) = b_in_hbm(v, n, dm, through) else { continue };
-        let acc = mem.slices.get(&mm.slices.site(Space::Acc, slice));
-        if mm.accumulate && !acc.is_some_and(|b| b.written_between(c, c + m * n * 4)) {
+        let site = mm.slices.site(Space::Acc, slice);
+        let written = |b: &Bytes| b.written_between(c, c + m * n * 4);
+        if mm.accumulate && !mem.deferred_into(site) && !mem.slices.get(&site).is_some_and(written) {
             continue;
         }
         let strides = b.rows.iter().map(|r| r.1).chain([b.at, b.col, a, stride]);
@@ -90,9 +97,9 @@ fn placed(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Placed {
     groups
 }
 
-/// The stacks of two or more of `mm`'s slices ([`placed`]): per column block of `B`, runs of consecutive row blocks of
-/// `A`; then equal runs of rows in runs of consecutive column blocks.
-fn stacks(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Vec<Stack> {
+/// The stacks of two or more of `mm`'s slices ([`placed`], `C` from byte `c`): per column block of `B`, runs of
+/// consecutive row blocks of `A`; then equal runs of rows in runs of consecutive column blocks.
+fn stacks_at(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Vec<Stack> {
     let (m, n) = (mm.m as usize, mm.n as usize);
     let mut stacks = Vec::new();
     for (shared, columns) in placed(mm, mem, v, c) {
@@ -132,35 +139,13 @@ fn runs<T>(items: &[T], at: impl Fn(&T) -> usize, step: usize) -> Vec<&[T]> {
     out
 }
 
-/// One stack's GEMM: its slices' `A` row blocks stacked (in HBM in place) times its `B` column blocks side by side
-/// (in HBM in place), added to (or written over) the slices' accumulators `accs` at byte `c`.
-fn multiply(mm: &Matmul, stack: &Stack, accs: &mut [Bytes], hbm: &[Bytes], c: usize) {
-    let (m, k, n) = (mm.m as usize, mm.k as usize, mm.n as usize);
+/// One stack's product as a term: its slices' `A` row blocks stacked (in HBM in place) times its `B` column blocks
+/// side by side (in HBM in place).
+fn term(mm: &Matmul, stack: &Stack) -> Term {
+    let (m, k) = (mm.m as usize, mm.k as usize);
     let (ab, stride, bb, b_rows, col) = &stack.shared;
-    let (rows, columns) = (m * stack.slices.len() / stack.columns, n * stack.columns);
-    let a = floats(hbm[*ab as usize].unchecked_from(0), stack.a, *stride, 4).expect("aligned").0;
-    let b_view = BView { at: stack.b, rows: b_rows.clone(), col: *col };
-    let (b, b_strides) = operand(hbm[*bb as usize].unchecked_from(0), &b_view, columns);
-    let mut product = vec![0f32; rows * columns];
-    // Slice `i`'s block starts at row `i / columns · m`, column `i % columns · n`; its rows are `n` floats apart
-    // from `columns` there.
-    let block = |i: usize| (i / stack.columns * m * columns + i % stack.columns * n, columns);
-    if mm.accumulate {
-        for (i, acc) in accs.iter().enumerate() {
-            let (first, pitch) = block(i);
-            let from: &[u8] = &acc.unchecked_from(c)[..m * n * 4];
-            for (r, bytes) in from.chunks_exact(n * 4).enumerate() {
-                let at = first + r * pitch;
-                bytemuck::cast_slice_mut::<f32, u8>(&mut product[at..at + n]).copy_from_slice(bytes);
-            }
-        }
-    }
-    f32::gemm_strided(rows, k, columns, &a, (stride / 4, 1), &b, b_strides, &mut product, mm.accumulate);
-    for (i, acc) in accs.iter_mut().enumerate() {
-        let (first, pitch) = block(i);
-        let to = acc.write_in_place(c, m * n * 4);
-        for (r, bytes) in to.chunks_exact_mut(n * 4).enumerate() {
-            bytes.copy_from_slice(bytemuck::cast_slice(&product[first + r * pitch..first + r * pitch + n]));
-        }
-    }
+    let rows = m * stack.slices.len() / stack.columns;
+    let a = BView { at: stack.a, rows: vec![(rows, *stride)], col: 4 };
+    let b = BView { at: stack.b, rows: b_rows.clone(), col: *col };
+    Term { k, a: Source::Hbm(*ab, a), b: Source::Hbm(*bb, b) }
 }

@@ -167,6 +167,7 @@ impl SliceMemories<'_> {
         let bytes = self.spaces[o.space.index()].as_ref().expect("a space the instruction names");
         let mut out = vec![0u32; o.pattern.bytes().unwrap_or(0) as usize / 4];
         gather_into(bytes, &o.pattern, bytemuck::cast_slice_mut(&mut out)).map_err(unwritten(o.space, self.slice))?;
+        out.iter_mut().for_each(|w| *w = u32::from_le(*w));
         Ok(out)
     }
 
@@ -370,14 +371,19 @@ pub fn contiguous_start(pattern: &AccessPattern) -> Option<usize> {
     (pattern.bytes() == Some(pattern.contiguous_run())).then_some(pattern.base as usize)
 }
 
-/// Little-endian 32-bit words.
+/// Little-endian 32-bit words (copied whole, then swapped on a big-endian host).
 pub fn words(bytes: &[u8]) -> Vec<u32> {
-    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    let len = bytes.len() / 4 * 4;
+    let mut out = vec![0u32; len / 4];
+    bytemuck::cast_slice_mut::<u32, u8>(&mut out).copy_from_slice(&bytes[..len]);
+    out.iter_mut().for_each(|w| *w = u32::from_le(*w));
+    out
 }
 
 /// The little-endian bytes of 32-bit words.
 pub fn word_bytes(words: &[u32]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    let little: Vec<u32> = words.iter().map(|w| w.to_le()).collect();
+    bytemuck::cast_slice(&little).to_vec()
 }
 
 #[cfg(test)]
