@@ -296,7 +296,8 @@ fn blocks() -> impl Strategy<Value = [(u64, u64); 4]> {
 
 /// A kernel of four slices: each brings in its row block of `A` (`m` × `k`, rows `a_stride` bytes apart in HBM
 /// buffer `%b{buffers.0}` from `a0`; when `window`, only each row's first two elements, into a memset of zeros, so
-/// that slices of one row block read `A` in fills of one content, `interp::shared_a`) and its column block of `B` (`k` × `n`, in `%b{buffers.1}` from `b0`: row by row
+/// that slices of one row block read `A` in fills of one content, `interp::shared_a`; the matmul reads it `down` its
+/// columns or not) and its column block of `B` (`k` × `n`, in `%b{buffers.1}` from `b0`: row by row
 /// `b_stride` apart when `rows`, else column by column), loads `B` into the TRF, multiplies, then per entry of
 /// `then` multiplies again adding (`true`) or moves slice 0's `C` out of its accumulator (`false`, which carries out
 /// a deferred product, `interp::deferred`), and writes `C` out to `%b2`.
@@ -308,7 +309,7 @@ fn stacking_kernel(
     (a0, a_stride): (u64, u64),
     (b0, b_stride, rows): (u64, u64, bool),
     then: &[bool],
-    window: bool,
+    (window, down): (bool, bool),
 ) -> String {
     let len = SPAN / 4;
     let b_at = 256;
@@ -343,7 +344,13 @@ fn stacking_kernel(
         "  npu.barrier\n  npu.load_trf queue(main) on(0, 0:4) src(dm, base {b_at}, {src}) dst(trf, base 0, loops [({n}, 8192)], packet {}) : f32\n",
         k * 4
     );
-    let (a, c) = (m * k * 4, m * n * 4);
+    let c = m * n * 4;
+    // `A` read as it lies (row-major), or `down` its columns as if it lay column-major (as a convolution reads its
+    // window: a run of a row's pixels per channel and tap).
+    let a = match down {
+        false => format!("loops [], packet {}", m * k * 4),
+        true => format!("loops [({m}, 4), ({k}, {})], packet 4", m * 4),
+    };
     for step in std::iter::once(None).chain(then.iter().map(Some)) {
         if step == Some(&false) {
             text += &format!(
@@ -353,7 +360,7 @@ fn stacking_kernel(
         }
         let add = if step.is_some() { " accumulate" } else { "" };
         text += &format!(
-            "  npu.matmul queue(main) on(0, 0:4) m {m} k {k} n {n} a(dm, base 0, loops [], packet {a}) b(trf, base 0) c(acc, base 0, loops [], packet {c}){add} : f32 -> f32\n"
+            "  npu.matmul queue(main) on(0, 0:4) m {m} k {k} n {n} a(dm, base 0, {a}) b(trf, base 0) c(acc, base 0, loops [], packet {c}){add} : f32 -> f32\n"
         );
     }
     text += &format!(
@@ -386,6 +393,7 @@ proptest! {
         rows in any::<bool>(),
         then in proptest::collection::vec(any::<bool>(), 0..4),
         window in any::<bool>(),
+        down in any::<bool>(),
     ) {
         let a_stride = k * 4 + gaps.0 * 8;
         let a_reach = (4 * m - 1) * a_stride + k * 4;
@@ -393,7 +401,7 @@ proptest! {
         let b_reach = if rows { (k - 1) * b_stride + 4 * n * 4 } else { (4 * n - 1) * b_stride + k * 4 };
         let a = (base(a_reach, picks[0]), a_stride);
         let b = (base(b_reach, picks[1]), b_stride, rows);
-        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, &then, window);
+        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, &then, (window, down));
         let mut ctx = Context::new(tapestry::dialects::all());
         let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
         let region = ctx.body.regions(module)[0];

@@ -124,8 +124,12 @@ fn side_by_side(mm: &Matmul, g: &Group, mem: &Memories, copies: &Copied) -> Vec<
 }
 
 /// The groups' `A`s (`m` × `k` `f32`s each, gathered out of each group's window, built once outside data memory)
-/// stacked, and the strides of the rows and columns: row-major or column-major, as the gather is fastest.
+/// stacked, and the strides of the rows and columns: column-major (column `p` holds every group's column `p`, in
+/// group order) when `A` is read down its columns ([`columns`]), else as the gather is fastest.
 fn stacked_a(mm: &Matmul, gs: &[&Group], mem: &Memories) -> (Vec<f32>, (usize, usize)) {
+    if let Some(stacked) = columns(mm, gs, mem) {
+        return (stacked, (1, mm.m as usize * gs.len()));
+    }
     let (m, k) = (mm.m as usize, mm.k as usize);
     let jobs = min_len(gs.len(), (m * k * 4 * gs.len()) as u64);
     let each: Vec<(Vec<f32>, (usize, usize))> = gs.par_iter().with_min_len(jobs).map(|g| a_of(mm, g, mem)).collect();
@@ -142,6 +146,39 @@ fn stacked_a(mm: &Matmul, gs: &[&Group], mem: &Memories) -> (Vec<f32>, (usize, u
         }
     }
     (stacked, (1, rows))
+}
+
+/// The groups' `A`s stacked column-major, each packet of each window copied straight into its place (a piece per
+/// column it meets), when `A` is read fastest down its columns ([`a_order`]: a convolution's window, runs of a row's
+/// pixels at every channel and tap). The packets' places in a window are found once for all the groups.
+fn columns(mm: &Matmul, gs: &[&Group], mem: &Memories) -> Option<Vec<f32>> {
+    let (m, k) = (mm.m as usize, mm.k as usize);
+    let (pattern, strides) = a_order(&mm.a.pattern, m, k, 4);
+    let pattern = pattern.coalesced();
+    let per = pattern.packet as usize / 4;
+    if strides != (1, m) || per == 0 || !pattern.packet.is_multiple_of(4) {
+        return None;
+    }
+    let offsets: Vec<usize> =
+        pattern.offsets().map(|o| usize::try_from(pattern.base as i128 + o)).collect::<Result<_, _>>().ok()?;
+    let rows = m * gs.len();
+    let mut stacked = vec![0f32; rows * k];
+    for (g, group) in gs.iter().enumerate() {
+        let dm = mm.slices.site(Space::Dm, group.slices[0]);
+        let window = mem.fills.get(dm, group.at).expect("a fill").bytes(group.at, &mem.hbm);
+        for (j, &at) in offsets.iter().enumerate() {
+            // The packet's elements, a piece per column it meets.
+            let (mut q, mut from) = (j * per, at - group.at);
+            while q < (j + 1) * per {
+                let (column, row) = (q / m, q % m);
+                let take = (m - row).min((j + 1) * per - q);
+                let to = &mut stacked[column * rows + g * m + row..][..take];
+                bytemuck::cast_slice_mut::<f32, u8>(to).copy_from_slice(&window[from..][..take * 4]);
+                (q, from) = (q + take, from + take * 4);
+            }
+        }
+    }
+    Some(stacked)
 }
 
 /// Group `g`'s `A` (`m` × `k` `f32`s) gathered out of its window (built once, outside data memory), and the strides
