@@ -426,7 +426,21 @@ fn in_hbm(f: &Forward, v: &BView, n: usize) -> Option<BView> {
     };
     let mut placed: Vec<(usize, usize)> = levels.map(hbm).collect();
     let col = placed.pop().expect("the columns").1;
-    Some(BView { at: base + q * stride + skip, rows: placed, col })
+    Some(BView { at: base + q * stride + skip, rows: merged(&placed), col })
+}
+
+/// Levels of rows (outermost first) with each level that steps over exactly the one inside it merged with it, and
+/// single rows dropped: a convolution's kernels, padded in data memory, lie in HBM at one stride (channel, kernel
+/// row and column one after another), which a GEMM reads in place.
+fn merged(levels: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::with_capacity(levels.len());
+    for &(count, stride) in levels.iter().filter(|l| l.0 > 1) {
+        match out.last_mut() {
+            Some(last) if last.1 == count * stride => *last = (last.0 * count, stride),
+            _ => out.push((count, stride)),
+        }
+    }
+    out
 }
 
 /// `data` from byte `at` on as `f32`s with strides `row` and `col` (bytes) in elements, when all are aligned.
@@ -480,5 +494,14 @@ mod tests {
         let v = BView { at: 8, rows: vec![(2, 96), (3, 4)], col: 3072 };
         assert_eq!(v.row_offsets(), vec![0, 4, 8, 96, 100, 104]);
         assert_eq!(v.span(2), 96 + 8 + 3072 + 4);
+    }
+
+    #[test]
+    fn levels_stepping_over_the_next_merge() {
+        // In HBM a chunk of 32 channels' 3 × 3 taps lies at one stride; single rows go.
+        assert_eq!(merged(&[(32, 36), (3, 12), (3, 4)]), vec![(288, 4)]);
+        assert_eq!(merged(&[(32, 128), (1, 64), (3, 32), (3, 4)]), vec![(32, 128), (3, 32), (3, 4)]);
+        assert_eq!(merged(&[(2, 96), (3, 32), (3, 4)]), vec![(6, 32), (3, 4)]);
+        assert_eq!(merged(&[(1, 8)]), vec![]);
     }
 }
