@@ -363,7 +363,13 @@ fn stacking_kernel(
             "  npu.matmul queue(main) on(0, 0:4) m {m} k {k} n {n} a(dm, base 0, {a}) b(trf, base 0) c(acc, base 0, loops [], packet {c}){add} : f32 -> f32\n"
         );
     }
-    text += &format!(
+    text + &c_out(c)
+}
+
+/// The end of the four-slice kernels: each slice's `C` (`c` bytes) moved out of its accumulator and written to
+/// `%b2`, slice after slice.
+fn c_out(c: u64) -> String {
+    let mut text = format!(
         "  npu.cast queue(main) on(0, 0:4) src(acc, base 0, loops [], packet {c}) dst(dm, base 512, loops [], packet {c}) : f32 -> f32\n  npu.barrier\n"
     );
     for s in 0..4 {
@@ -373,6 +379,21 @@ fn stacking_kernel(
         );
     }
     text + "}\n"
+}
+
+/// Runs kernel `text` (its first two buffers bound) on a lazy and on an eager `Npu`: both give the same buffers.
+fn lazy_gives_what_eager_gives(text: &str) -> Result<(), TestCaseError> {
+    let fail = |e: &dyn std::fmt::Debug| TestCaseError::fail(format!("{e:?}\n{text}"));
+    let mut ctx = Context::new(tapestry::dialects::all());
+    let module = tapestry::parse_and_verify(&mut ctx, "k.tap", text).map_err(|e| fail(&e))?;
+    let region = ctx.body.regions(module)[0];
+    let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
+    let loaded = Program::load(&ctx, kernel).map_err(|e| fail(&e))?;
+    let inputs: IndexMap<String, Array> = [("arg0".to_string(), input(1)), ("arg1".to_string(), input(5))].into();
+    let got = Npu::default().launch(&loaded, &inputs).map_err(|e| fail(&e))?;
+    let want = Npu::eager().launch(&loaded, &inputs).map_err(|e| fail(&e))?;
+    prop_assert_eq!(got.buffers, want.buffers, "{}", text);
+    Ok(())
 }
 
 proptest! {
@@ -401,16 +422,7 @@ proptest! {
         let b_reach = if rows { (k - 1) * b_stride + 4 * n * 4 } else { (4 * n - 1) * b_stride + k * 4 };
         let a = (base(a_reach, picks[0]), a_stride);
         let b = (base(b_reach, picks[1]), b_stride, rows);
-        let text = stacking_kernel((m, k, n), blocks, buffers, a, b, &then, (window, down));
-        let mut ctx = Context::new(tapestry::dialects::all());
-        let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        let region = ctx.body.regions(module)[0];
-        let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
-        let loaded = Program::load(&ctx, kernel).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        let inputs: IndexMap<String, Array> = [("arg0".to_string(), input(1)), ("arg1".to_string(), input(5))].into();
-        let got = Npu::default().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        let want = Npu::eager().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        prop_assert_eq!(got.buffers, want.buffers, "{}", text);
+        lazy_gives_what_eager_gives(&stacking_kernel((m, k, n), blocks, buffers, a, b, &then, (window, down)))?;
     }
 }
 
@@ -456,16 +468,7 @@ fn chunked_kernel((m, k, n): (u64, u64, u64), order: &[u64]) -> String {
         );
     }
     let c = m * n * 4;
-    text += &format!(
-        "  npu.cast queue(main) on(0, 0:4) src(acc, base 0, loops [], packet {c}) dst(dm, base 512, loops [], packet {c}) : f32 -> f32\n  npu.barrier\n"
-    );
-    for s in 0..4 {
-        text += &format!(
-            "  npu.dma queue(dma0) src(dm[0, {s}], base 512) dst(%b2, base {}) loops [(1, {c}, {c})] packet {c} : f32\n",
-            s * c
-        );
-    }
-    text + "}\n"
+    text + &c_out(c)
 }
 
 proptest! {
@@ -478,15 +481,6 @@ proptest! {
         (m, k, n) in (1u64..3, 1u64..3, 1u64..3).prop_map(|(m, k, n)| (2 * m, 2 * k, 4 * n)),
         order in (1u64..4).prop_flat_map(|c| Just((0..c).collect::<Vec<u64>>()).prop_shuffle()),
     ) {
-        let text = chunked_kernel((m, k, n), &order);
-        let mut ctx = Context::new(tapestry::dialects::all());
-        let module = tapestry::parse_and_verify(&mut ctx, "k.tap", &text).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        let region = ctx.body.regions(module)[0];
-        let kernel = ctx.body.block_ops(ctx.body.region(region).blocks[0]).next().unwrap();
-        let loaded = Program::load(&ctx, kernel).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        let inputs: IndexMap<String, Array> = [("arg0".to_string(), input(1)), ("arg1".to_string(), input(5))].into();
-        let got = Npu::default().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        let want = Npu::eager().launch(&loaded, &inputs).map_err(|e| TestCaseError::fail(format!("{e:?}\n{text}")))?;
-        prop_assert_eq!(got.buffers, want.buffers, "{}", text);
+        lazy_gives_what_eager_gives(&chunked_kernel((m, k, n), &order))?;
     }
 }
