@@ -27,6 +27,7 @@ pub mod trf_forward;
 
 use super::types::elem_name;
 use crate::array::Array;
+use crate::dialects::npu::ops::instruction::Site;
 use crate::ir::{Context, OpId};
 use crate::machine::NpuConfig;
 use execute::run_in_order;
@@ -177,9 +178,9 @@ fn bind(program: &Program, inputs: &IndexMap<String, Array>, spare: &mut Spare) 
     for (i, (t, dtype)) in program.buffers.iter().enumerate() {
         let name = format!("arg{i}");
         out.push(match inputs.get(&name) {
-            None => spare.take(t.bytes() as usize),
+            None => spare.take(Site::Hbm(i as u32), t.bytes() as usize),
             Some(a) if a.dtype() == *dtype && a.len() as u64 == t.len => {
-                let mut bytes = spare.take(t.bytes() as usize);
+                let mut bytes = spare.take(Site::Hbm(i as u32), t.bytes() as usize);
                 bytes.write(0, &to_bytes(a).expect("a bindable type"));
                 bytes
             }

@@ -51,7 +51,8 @@ impl Memories {
     /// Every memory of this run, kept for the next (what is left of the last run's is let go).
     pub fn into_spare(self) -> Spare {
         let mut spare = Spare::default();
-        self.hbm.into_iter().chain(self.slices.into_values()).for_each(|b| spare.keep(b));
+        let hbm = self.hbm.into_iter().enumerate().map(|(i, b)| (Site::Hbm(i as u32), b));
+        hbm.chain(self.slices).for_each(|(site, b)| spare.keep(site, b));
         spare
     }
 
@@ -61,7 +62,7 @@ impl Memories {
             Site::Hbm(region) => &mut self.hbm[region as usize],
             Site::Slice(space, ..) => {
                 let size = self.capacity[space.index()] as usize;
-                self.slices.entry(site).or_insert_with(|| self.spare.take(size))
+                self.slices.entry(site).or_insert_with(|| self.spare.take(site, size))
             }
         }
     }
