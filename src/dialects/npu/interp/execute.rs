@@ -48,7 +48,8 @@ pub fn run_in_order(program: &Program, mem: &mut Memories, lazy: bool) -> Result
     Ok(())
 }
 
-/// Carries out step `k`, `instruction` (not a DMA), once the forwards and fills it meets are settled; when `lazy`,
+/// Carries out step `k`, `instruction` (not a DMA), once the forwards, fills and deferred products it meets are
+/// settled; when `lazy`,
 /// a matmul reads `B` through its TRF load where the plan found a view ([`super::trf_forward`]) and `A` in the fills
 /// it lies in ([`super::shared_a`]), and a memset of one run of data memory becomes fills ([`super::lazy_fill`]).
 fn compute(
