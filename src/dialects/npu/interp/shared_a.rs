@@ -3,7 +3,7 @@
 //! multiplied as one GEMM. The window is built once, outside data memory; `A` is gathered out of it once (at every
 //! tap's offset: an im2col); the slices' `B`s (each a block of output channels, through their TRF loads,
 //! [`super::trf_forward`]) are set side by side; and each slice's block of the product is copied into its
-//! accumulator. The values are each slice's own GEMM's, but for rounding, as for [`super::stacked`]: the GEMM
+//! accumulator when something touches them (the product is deferred, [`super::deferred`]). The values are each slice's own GEMM's, but for rounding, as for [`super::stacked`]: the GEMM
 //! library sums a float's `k` terms in an order that depends on the shape.
 
 use super::deferred::{Source, Term};

@@ -3,7 +3,8 @@
 //! one matrix in HBM (through their DMAs' forwards) and their `B`s column blocks of another (through the load that
 //! filled their TRF and the DMA behind it, [`super::trf_forward`]), each next to the last, a grid of slices computes
 //! the blocks of one product: one GEMM over the stacked rows and the side-by-side columns computes them all, and
-//! each slice's block is copied into its accumulator. The values are each slice's own GEMM's, but for rounding: the
+//! each slice's block is copied into its accumulator (when something touches them: the product is deferred,
+//! [`super::deferred`], `A` and `B` read in HBM in place). The values are each slice's own GEMM's, but for rounding: the
 //! GEMM library picks its kernel (and with it the order a small product's `k` terms are summed in) by the shape,
 //! so a float element may differ in its last bit (`tests/npu_forwarding.rs` checks on small integers, whose sums
 //! are exact).
