@@ -73,7 +73,7 @@ pub fn kept(mm: &Matmul, groups: &[Group]) -> HashSet<(Site, usize)> {
 /// Runs matmul `mm` (its `B`s copied out in `copies` where they must be) on the groups: those whose slices read
 /// the same `B`s in the same order (a convolution's blocks of pixels, each over every block of output channels) as
 /// one product, their `A`s stacked, deferred until something touches the accumulators ([`super::deferred`]); a
-/// product the matmul adds into ([`joining`]) takes its `A` and `B` instead.
+/// product the matmul adds into takes its `A` and `B` as a new term instead ([`Memories::defer`]).
 pub fn run_groups(mm: &Matmul, mem: &mut Memories, groups: &[Group], copies: &Copied) {
     let c = contiguous_start(&mm.c.pattern).expect("grouped with C in one run");
     for gs in sharing_b(groups) {
