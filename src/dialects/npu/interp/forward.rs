@@ -14,12 +14,12 @@
 
 use super::execute::copy_pattern;
 use super::memory::Bytes;
+use super::run_index::{Run, RunIndex};
 use super::state::{contiguous_start, gather, scatter, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
 use crate::dialects::npu::ops::instruction::{Access, Site};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// A DMA not carried out yet: `len` bytes from `at` of its destination are the bytes `pattern` reads from HBM buffer
 /// `src`.
@@ -66,39 +66,33 @@ impl Forward {
     }
 }
 
-/// The forwards alive: by destination memory and first byte, and the same by the HBM buffer they read (so that a
-/// write to a buffer finds its own forwards without scanning the others).
-#[derive(Debug, Default)]
-pub struct Forwards {
-    into: HashMap<Site, BTreeMap<usize, Forward>>,
-    from: HashMap<u32, BTreeSet<(Site, usize)>>,
-    live: usize,
+/// The forwards alive, by destination memory and first byte, and by the HBM buffer they read ([`RunIndex`]).
+pub type Forwards = RunIndex<Forward>;
+
+impl Run for Forward {
+    fn bytes(&self) -> usize {
+        self.len
+    }
+    fn source(&self) -> Option<u32> {
+        Some(self.src)
+    }
 }
 
 impl Forwards {
     /// The forward whose destination is exactly bytes `[at, at + len)` of `site`.
     pub fn exact(&self, site: Site, at: usize, len: usize) -> Option<&Forward> {
-        self.into.get(&site)?.get(&at).filter(|f| f.len == len)
+        self.get(site, at).filter(|f| f.len == len)
     }
 
     /// The forward whose destination holds bytes `[at, at + len)` of `site`.
     pub fn holding(&self, site: Site, at: usize, len: usize) -> Option<&Forward> {
-        let (_, f) = self.into.get(&site)?.range(..=at).next_back()?;
+        let (_, f) = self.last_from(site, at)?;
         (f.at + f.len >= at + len).then_some(f)
     }
 
     /// Whether a forward into `site` meets bytes `[low, high)`.
     pub fn meets(&self, site: Site, low: usize, high: usize) -> bool {
         !self.meeting(site, low as i128, high as i128).is_empty()
-    }
-
-    /// The first bytes of the forwards into `site` that meet bytes `[low, high)`.
-    fn meeting(&self, site: Site, low: i128, high: i128) -> Vec<usize> {
-        self.into.get(&site).map_or(vec![], |map| runs_meeting(map, |f| f.len, low, high))
-    }
-
-    fn is_empty(&self) -> bool {
-        self.live == 0
     }
 }
 
@@ -180,7 +174,7 @@ impl Memories {
             let Some((low, high)) = w.pattern.range() else { continue };
             let whole = contiguous_start(&w.pattern).map(|at| (at, at + w.pattern.bytes().unwrap_or(0) as usize));
             for at in self.forwards.meeting(w.site, low, high) {
-                let f = &self.forwards.into[&w.site][&at];
+                let f = self.forwards.get(w.site, at).expect("a forward");
                 let (fl, fh) = (f.at as i128, (f.at + f.len) as i128);
                 let reads = reads.get_or_insert_with(|| read_ranges(accesses));
                 let read = reads.get(&w.site).is_some_and(|rs| rs.iter().any(|&(l, h)| l < fh && fl < h));
@@ -250,9 +244,7 @@ impl Memories {
     }
 
     fn insert_forward(&mut self, site: Site, f: Forward) {
-        self.forwards.from.entry(f.src).or_default().insert((site, f.at));
-        self.forwards.into.entry(site).or_default().insert(f.at, f);
-        self.forwards.live += 1;
+        self.forwards.insert(site, f.at, f);
     }
 
     /// The forward at byte `at` of `site` without its bytes in `[low, high)` (about to be overwritten): the bytes
@@ -260,7 +252,7 @@ impl Memories {
     /// next chunk's box written over part of the last one's leaves the rest unread, usually for good), and are
     /// copied into place otherwise.
     fn split_around(&mut self, site: Site, at: usize, (low, high): (usize, usize)) {
-        let f = &self.forwards.into[&site][&at];
+        let f = self.forwards.get(site, at).expect("a forward");
         let (below, above) = ((f.at, low.min(f.at + f.len)), (high.max(f.at), f.at + f.len));
         let parts: Option<Vec<Forward>> =
             [below, above].into_iter().filter(|(lo, hi)| lo < hi).map(|(lo, hi)| f.part(lo, hi)).collect();
@@ -276,10 +268,9 @@ impl Memories {
     /// Carries out the forwards left into HBM buffers, before they are read back (on-chip memories are not: nothing
     /// reads them after the run).
     pub fn carry_out_into_hbm(&mut self) {
-        let sites: Vec<Site> = self.forwards.into.keys().copied().filter(|s| matches!(s, Site::Hbm(_))).collect();
+        let sites: Vec<Site> = self.forwards.sites().filter(|s| matches!(s, Site::Hbm(_))).collect();
         for site in sites {
-            let firsts: Vec<usize> = self.forwards.into[&site].keys().copied().collect();
-            for at in firsts {
+            for at in self.forwards.firsts(site) {
                 self.carry_out(site, at);
             }
         }
@@ -287,8 +278,7 @@ impl Memories {
 
     /// Carries out the forwards that read HBM buffer `buffer` (before something writes it).
     fn carry_out_from(&mut self, buffer: u32) {
-        let found: Vec<(Site, usize)> = self.forwards.from.remove(&buffer).into_iter().flatten().collect();
-        for (site, at) in found {
+        for (site, at) in self.forwards.reading(buffer) {
             self.carry_out(site, at);
         }
     }
@@ -320,26 +310,8 @@ impl Memories {
 
     /// Forgets the forward at byte `at` of `site`.
     fn drop_forward(&mut self, site: Site, at: usize) -> Forward {
-        let f = self.forwards.into.get_mut(&site).and_then(|m| m.remove(&at)).expect("a forward");
-        if let Some(set) = self.forwards.from.get_mut(&f.src) {
-            set.remove(&(site, at));
-        }
-        self.forwards.live -= 1;
-        f
+        self.forwards.remove(site, at)
     }
-}
-
-/// The first bytes of the runs of `map` (by first byte, none overlapping, each `len` long) that meet bytes
-/// `[low, high)`: only the last one starting below `low` can reach into the range.
-pub(super) fn runs_meeting<T>(
-    map: &BTreeMap<usize, T>,
-    len: impl Fn(&T) -> usize,
-    low: i128,
-    high: i128,
-) -> Vec<usize> {
-    let (low, high) = (low.max(0) as usize, high.max(0) as usize);
-    let below = map.range(..low).next_back().filter(|&(&at, r)| at + len(r) > low).map(|(&at, _)| at);
-    below.into_iter().chain(map.range(low..high).map(|(&at, _)| at)).collect()
 }
 
 /// The byte ranges `accesses` read, by memory.

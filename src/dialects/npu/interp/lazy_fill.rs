@@ -11,7 +11,7 @@
 //! fill reads it as it is (`shared_a`): fills of equal value and overlay hold equal bytes, so the slices reading
 //! them share one copy. Every instruction sees the bytes an eager run would have left.
 
-use super::forward::runs_meeting;
+use super::run_index::{Run, RunIndex};
 use super::state::{contiguous_start, Memories};
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::dma::Dma;
@@ -19,7 +19,6 @@ use crate::dialects::npu::ops::instruction::Site;
 use crate::dialects::npu::ops::memset::Memset;
 use crate::dialects::npu::ops::onchip::Space;
 use foldhash::{HashMap, HashMapExt, HashSet};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// A memset not carried out yet: `len` bytes from its first one hold `element` repeated, but for those `over`
 /// wrote.
@@ -60,51 +59,23 @@ impl Fill {
     }
 }
 
-/// The fills alive: by memory and first byte, and the overlaid ones by the HBM buffer they read.
-#[derive(Debug, Default)]
-pub struct Fills {
-    at: HashMap<Site, BTreeMap<usize, Fill>>,
-    from: HashMap<u32, BTreeSet<(Site, usize)>>,
-    live: usize,
+/// The fills alive, by memory and first byte, and the overlaid ones by the HBM buffer they read ([`RunIndex`]).
+pub type Fills = RunIndex<Fill>;
+
+impl Run for Fill {
+    fn bytes(&self) -> usize {
+        self.len
+    }
+    fn source(&self) -> Option<u32> {
+        self.over.as_ref().map(|o| o.src)
+    }
 }
 
 impl Fills {
-    /// Whether none is alive.
-    pub fn is_empty(&self) -> bool {
-        self.live == 0
-    }
-
-    /// The fill starting at byte `at` of `site`.
-    pub fn get(&self, site: Site, at: usize) -> Option<&Fill> {
-        self.at.get(&site)?.get(&at)
-    }
-
     /// The first byte of the fill of `site` holding bytes `[low, high)`.
     pub fn holding(&self, site: Site, low: usize, high: usize) -> Option<usize> {
-        let (&at, f) = self.at.get(&site)?.range(..=low).next_back()?;
+        let (at, f) = self.last_from(site, low)?;
         (at + f.len >= high).then_some(at)
-    }
-
-    /// The first bytes of the fills of `site` that meet bytes `[low, high)`.
-    pub fn meeting(&self, site: Site, low: i128, high: i128) -> Vec<usize> {
-        self.at.get(&site).map_or(vec![], |map| runs_meeting(map, |f| f.len, low, high))
-    }
-
-    fn insert(&mut self, site: Site, at: usize, fill: Fill) {
-        if let Some(o) = &fill.over {
-            self.from.entry(o.src).or_default().insert((site, at));
-        }
-        self.at.entry(site).or_default().insert(at, fill);
-        self.live += 1;
-    }
-
-    fn remove(&mut self, site: Site, at: usize) -> Fill {
-        let fill = self.at.get_mut(&site).and_then(|m| m.remove(&at)).expect("a fill");
-        if let Some(set) = fill.over.as_ref().and_then(|o| self.from.get_mut(&o.src)) {
-            set.remove(&(site, at));
-        }
-        self.live -= 1;
-        fill
     }
 }
 
@@ -160,9 +131,9 @@ impl Memories {
                 from.read((pattern.base as i128 + offset) as usize, pattern.packet as usize)?;
             }
         }
-        let fill = self.fills.at.get_mut(&site).and_then(|m| m.get_mut(&at)).expect("a fill");
+        let mut fill = self.fills.remove(site, at);
         fill.over = Some(Overlay { src, pattern: pattern.clone(), dst: dma.dst.pattern.clone() });
-        self.fills.from.entry(src).or_default().insert((site, at));
+        self.fills.insert(site, at, fill);
         Ok(())
     }
 
@@ -201,7 +172,7 @@ impl Memories {
 
     /// Carries out the fills whose overlay reads HBM buffer `buffer` (before something writes it).
     pub(super) fn carry_out_fills_from(&mut self, buffer: u32) {
-        let found: Vec<(Site, usize)> = self.fills.from.remove(&buffer).into_iter().flatten().collect();
+        let found = self.fills.reading(buffer);
         for (site, at) in found {
             self.carry_out_fill(site, at);
         }

@@ -17,6 +17,7 @@ pub mod memory;
 pub mod moves;
 pub mod parallel;
 pub mod program;
+pub mod run_index;
 pub mod schedule;
 pub mod shared_a;
 pub mod spare;
