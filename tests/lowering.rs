@@ -655,6 +655,25 @@ proptest! {
     }
 }
 
+/// A convolution large enough that its product (1,024 pixels by 576 by 128 output channels, in two chunks of input
+/// channels) is carried out on a thread of its own while the interpreter goes on (`interp::background`): the second
+/// chunk's term follows the first there, and the result is the reference's.
+#[test]
+fn a_convolution_whose_product_runs_beside_the_interpreter_computes_what_the_reference_does() {
+    let text = "!x = !teg.tensor<[n=1, c=64, h=32, w=32] x f32>
+!k = !teg.tensor<[o=128, c=64, kh=3, kw=3] x f32>
+!y = !teg.tensor<[n=1, o=128, h=32, w=32] x f32>
+teg.graph @g {
+  %x = teg.source @x : !x
+  %k = teg.source @kernel : !k
+  %y = teg.conv2d %x, %k strides [1, 1] dilations [1, 1] padding [1, 1] : !x, !k -> !y
+  %s = teg.sink @y %y : !y -> !teg.token
+  teg.sequence_point %s : !teg.token
+}
+";
+    check(text, &integer_inputs(text)).unwrap();
+}
+
 /// A sharded graph `y = relu(x · w) + c` on a mesh of 1, 2 or 4 devices (one axis, or 2 × 2), each op split
 /// along a dimension per axis by its `teg.shard` plan (or the plans searched by `auto-shard`).
 #[derive(Clone, Debug)]

@@ -6,9 +6,12 @@
 //! same accumulators over the same blocks joins it with its own term. When anything else touches one of the
 //! accumulators, or writes an HBM buffer a term reads, the product is carried out: terms whose `A` and `B` are
 //! views continuing each other along `k` (the chunks of one matrix) merge into one, each term is a GEMM into one
-//! product, and the product is copied into each accumulator once. The values are the chunks' own but for rounding
-//! (the GEMM library sums `k` in an order that depends on the shape), as for [`super::stacked`].
+//! product, and the product is copied into each accumulator once; terms that hold their operands go to a thread of
+//! the product's own as they come ([`super::background`]), so that their GEMMs run while the interpreter goes on.
+//! The values are the chunks' own but for rounding (the GEMM library sums `k` in an order that depends on the
+//! shape), as for [`super::stacked`].
 
+use super::background::{Background, BACKGROUND_WORK, MAX_BACKGROUND_PRODUCTS};
 use super::memory::Bytes;
 use super::parallel::min_len;
 use super::state::{contiguous_start, Memories};
@@ -33,9 +36,13 @@ pub struct Deferred {
     c: usize,
     m: usize,
     n: usize,
+    /// The terms the interpreter's thread adds when the product is carried out, after those of `background`.
     terms: Vec<Term>,
-    /// The accumulators before the first matmul, when it added to them (row-major, `rows` by `columns`).
+    /// The accumulators before the first matmul, when it added to them (row-major, `rows` by `columns`), unless
+    /// `background` took them.
     base: Option<Vec<f32>>,
+    /// The thread adding the first terms, when they hold their operands and are worth one.
+    background: Option<Background>,
 }
 
 /// One matmul's `A · B`: `A` `rows` by `k`, `B` `k` by `columns`.
@@ -98,6 +105,18 @@ impl Term {
         follows
     }
 
+    /// `product` (`rows` × `columns`, row-major) plus (`accumulate`) or set to `A · B`, `hbm` the HBM buffers a
+    /// view reads.
+    pub fn add_into(&self, rows: usize, columns: usize, hbm: &[Bytes], product: &mut [f32], accumulate: bool) {
+        let ((a, (ra, ca)), (b, b_strides)) = (self.a.resolve(self.k, hbm), self.b.resolve(columns, hbm));
+        f32::gemm_strided(rows, self.k, columns, &a, (ra as usize, ca as usize), &b, b_strides, product, accumulate);
+    }
+
+    /// Whether it holds both its operands.
+    fn held(&self) -> bool {
+        matches!((&self.a, &self.b), (Source::Held(..), Source::Held(..)))
+    }
+
     /// Whether it reads HBM buffer `buffer`.
     fn reads(&self, buffer: u32) -> bool {
         [&self.a, &self.b].iter().any(|s| matches!(s, Source::Hbm(b, _) if *b == buffer))
@@ -105,13 +124,12 @@ impl Term {
 }
 
 impl Deferred {
-    /// The product of matmul `mm` over `groups` (their slices), `term`, added to `base` when given.
-    pub fn new(mm: &Matmul, c: usize, groups: Vec<Vec<u64>>, term: Term, base: Option<Vec<f32>>) -> Deferred {
+    /// The product of matmul `mm` over `groups` (their slices), with no term yet, added to `base` when given.
+    pub fn new(mm: &Matmul, c: usize, groups: Vec<Vec<u64>>, base: Option<Vec<f32>>) -> Deferred {
         let accs = groups.iter().flatten().map(|&s| mm.slices.site(Space::Acc, s)).collect();
         let (m, n) = (mm.m as usize, mm.n as usize);
-        Deferred { slices: mm.slices, groups, accs, c, m, n, terms: vec![term], base }
+        Deferred { slices: mm.slices, groups, accs, c, m, n, terms: vec![], base, background: None }
     }
-
     /// Whether matmul `mm`, over `groups` (by their slices) and writing `C` from byte `c`, adds into this product.
     pub fn joins(&self, mm: &Matmul, c: usize, groups: &[&[u64]]) -> bool {
         mm.accumulate
@@ -120,10 +138,24 @@ impl Deferred {
             && groups.iter().zip(&self.groups).all(|(g, h)| *g == h.as_slice())
     }
 
-    /// Adds the term of a matmul that [`Deferred::joins`] it: into the last one when it continues it along `k`.
-    pub fn join(&mut self, term: Term) {
-        let last = self.terms.last_mut().expect("a term");
-        if !last.absorb(&term) {
+    /// Adds a term (of a matmul that [`Deferred::joins`] it, or the first): to the thread adding the terms before
+    /// it, or starting one when it is the first and `room` allows one more ([`Background`]), when it holds its
+    /// operands and all before it went there; else into the last term when it continues it along `k`, or after it.
+    fn push(&mut self, term: Term, room: bool) {
+        if self.terms.is_empty() && term.held() {
+            let (rows, columns) = self.shape();
+            let worth = (rows * term.k * columns) as u64 >= BACKGROUND_WORK;
+            if self.background.is_none() && room && worth {
+                match Background::start(rows, columns, self.base.take()) {
+                    Ok(thread) => self.background = Some(thread),
+                    Err(base) => self.base = base,
+                }
+            }
+            if let Some(thread) = &self.background {
+                return thread.add(term);
+            }
+        }
+        if !self.terms.last_mut().is_some_and(|last| last.absorb(&term)) {
             self.terms.push(term);
         }
     }
@@ -134,14 +166,15 @@ impl Deferred {
     }
 
     /// A GEMM per term into one product, copied into each slice's accumulator.
-    fn carry_out(self, mem: &mut Memories) {
+    fn carry_out(mut self, mem: &mut Memories) {
         let (rows, columns) = self.shape();
-        let mut accumulate = self.base.is_some();
-        let mut product = self.base.unwrap_or_else(|| vec![0f32; rows * columns]);
-        for Term { k, a, b } in &self.terms {
-            let ((a, (ra, ca)), (b, b_strides)) = (a.resolve(*k, &mem.hbm), b.resolve(columns, &mem.hbm));
-            let a_strides = (ra as usize, ca as usize);
-            f32::gemm_strided(rows, *k, columns, &a, a_strides, &b, b_strides, &mut product, accumulate);
+        let (mut product, mut accumulate) = match (self.background.take(), self.base.take()) {
+            (Some(thread), _) => (thread.finish(), true),
+            (None, Some(base)) => (base, true),
+            (None, None) => (vec![0f32; rows * columns], false),
+        };
+        for term in &self.terms {
+            term.add_into(rows, columns, &mem.hbm, &mut product, accumulate);
             accumulate = true;
         }
         let (m, n, c) = (self.m, self.n, self.c);
@@ -170,12 +203,15 @@ impl Memories {
     /// Defers `term` of matmul `mm` over `groups` (their slices, writing `C` from byte `c`): joined to the product
     /// it adds into, or a new product (from the accumulators when `mm` adds to them).
     pub fn defer(&mut self, mm: &Matmul, c: usize, groups: &[&[u64]], term: Term) {
+        let room = self.deferred.iter().filter(|d| d.background.is_some()).count() < MAX_BACKGROUND_PRODUCTS;
         if let Some(d) = self.deferred.iter_mut().find(|d| d.joins(mm, c, groups)) {
-            return d.join(term);
+            return d.push(term, room);
         }
         let base = mm.accumulate.then(|| accumulators(mm, groups, self, c));
         let owned = groups.iter().map(|g| g.to_vec()).collect();
-        self.deferred.push(Deferred::new(mm, c, owned, term, base));
+        let mut product = Deferred::new(mm, c, owned, base);
+        product.push(term, room);
+        self.deferred.push(product);
     }
 
     /// Whether matmul `mm` adds into deferred products as a whole: its slices are those of `units` (each a product's

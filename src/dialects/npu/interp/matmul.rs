@@ -7,7 +7,7 @@ use super::memory::Bytes;
 use super::shared_a::{run_groups, Group};
 use super::stacked::{run_stacked, Stack};
 use super::state::{contiguous_start, gather, gather_into, scatter, unwritten, word_bytes, words, Memories};
-use super::trf_forward::{b_operand, copied_from_hbm, BView, Copied};
+use super::trf_forward::{b_operand, copied_from_hbm, copy_out, BView, Copied};
 use crate::array::gemm::Gemm;
 use crate::dialects::npu::access::AccessPattern;
 use crate::dialects::npu::ops::instruction::Site;
@@ -32,15 +32,18 @@ pub fn matmul(
         Some(_) => run_stacked(mm, mem, stacks),
         None => (mm.slices.first..mm.slices.end).collect(),
     };
+    let grouped: HashSet<u64> = groups.iter().flat_map(|g| g.slices.iter().copied()).collect();
+    alone.retain(|s| !grouped.contains(s));
     let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
-    let copies = match view {
-        Some(v) => copied_from_hbm(v, mm.n as usize, alone.iter().map(|&s| mm.slices.site(Space::Dm, s)), through),
+    let n = mm.n as usize;
+    let mut copies = match view {
+        Some(v) => copied_from_hbm(v, n, alone.iter().map(|&s| mm.slices.site(Space::Dm, s)), through),
         None => Copied::default(),
     };
+    // The groups found where their slices' `B`s lie already.
+    copy_out(&mut copies, groups.iter().flat_map(|g| g.bs.iter().map(|(b, v)| (*b, v))), n, &mem.hbm);
     if !groups.is_empty() {
         run_groups(mm, mem, groups, &copies);
-        let grouped: HashSet<u64> = groups.iter().flat_map(|g| g.slices.iter().copied()).collect();
-        alone.retain(|s| !grouped.contains(s));
     }
     let work = mm.m * mm.k * mm.n;
     mem.per_slice_of(&mm.slices, &alone, (&[Space::Dm, Space::Acc, Space::Trf], work), |one| {

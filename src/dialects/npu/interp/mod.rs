@@ -8,6 +8,7 @@
 //! length and element type, or left unbound (nothing written yet: reading it is an error). Every buffer that an
 //! instruction writes or that nothing bound is returned at the end. It runs every instruction of the dialect.
 
+pub mod background;
 pub mod deferred;
 pub mod execute;
 pub mod forward;

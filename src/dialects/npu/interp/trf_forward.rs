@@ -25,7 +25,7 @@ use crate::dialects::npu::ops::onchip::Space;
 use crate::dialects::npu::ops::stream::{Kind, Stream};
 use crate::machine::{ElemType, NpuConfig};
 use foldhash::{HashMap, HashSet};
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 
 /// Where a matmul's `B` (`f32`, `k` rows of `n` columns) lies in the data memory of each of its slices (or, for
 /// [`b_in_hbm`], in HBM): element `(p, j)` at byte `at + offset(p) + j · col`, where row `p`'s offset is the sum of
@@ -342,13 +342,23 @@ pub type Copied = HashMap<(u32, BView), Vec<f32>>;
 /// rows of several levels.
 pub fn copied_from_hbm(v: &BView, n: usize, slices: impl Iterator<Item = Site>, through: Through<'_>) -> Copied {
     let mut copies = Copied::default();
-    for site in slices {
-        if let Some((buffer, placed)) = b_in_hbm(v, n, site, through).filter(|(_, p)| p.row().is_none()) {
-            let data = through.hbm[buffer as usize].unchecked_from(0);
-            copies.entry((buffer, placed)).or_insert_with_key(|(_, p)| copied(data, p, n));
-        }
-    }
+    copy_out(&mut copies, slices.filter_map(|site| b_in_hbm(v, n, site, through)), n, through.hbm);
     copies
+}
+
+/// Each of the `placed` `B`s (`n` columns; a buffer and its view there, [`b_in_hbm`]) whose rows lie in HBM in
+/// several levels copied out into `copies`, once each.
+pub fn copy_out<V: Borrow<BView>>(
+    copies: &mut Copied,
+    placed: impl Iterator<Item = (u32, V)>,
+    n: usize,
+    hbm: &[Bytes],
+) {
+    for (buffer, placed) in placed.filter(|(_, p)| p.borrow().row().is_none()) {
+        let data = hbm[buffer as usize].unchecked_from(0);
+        let key = (buffer, placed.borrow().clone());
+        copies.entry(key).or_insert_with_key(|(_, p)| copied(data, p, n));
+    }
 }
 
 /// `B` (`k` × `n`) of a matmul with view `v` on the slice whose data memory is `site` (`dm`), as `f32` with the
