@@ -9,7 +9,10 @@
 //! - **Estimated cycles against the roofline** of the lowered matmul (1024 × 1024 × 1024, f32) and conv (the one
 //!   above, and the same on a batch of 8 images): the interpreter's makespan next to the compute bound (FLOPs / the
 //!   chip's f32 matmul rate) and the bandwidth bound (the bytes that must be read and written / HBM bytes per
-//!   cycle). The single image is latency-bound: a DMA in and a DMA out alone take 1,000 cycles of its 1,152.
+//!   cycle), and the latency floor no schedule beats (the compute bound plus two DMA startups and three
+//!   instructions' setup: a DMA in, a TRF load and a matmul before the busiest slice's multiplying, a move out of
+//!   the accumulator and a DMA out after it). The single image is latency-bound: its floor is 2.03 times its
+//!   compute bound, so it cannot come within 2× of the roofline on this machine.
 //!
 //! `cargo bench --bench lowering` (`LOWERING_BENCH=compile|run|cycles` runs one part).
 
@@ -218,7 +221,10 @@ fn cycles() {
             / 2.0;
     let f32_rate = peak / cfg.matmul_k_per_cycle(ElemType::Bf16) as f64 * cfg.matmul_k_per_cycle(ElemType::F32) as f64;
     println!("estimated cycles of lowered contractions against the roofline (default machine, f32):");
-    println!("{:>8} {:>12} {:>14} {:>14} {:>10}", "graph", "makespan", "compute bound", "memory bound", "ratio");
+    println!(
+        "{:>8} {:>12} {:>14} {:>14} {:>10} {:>14} {:>10}",
+        "graph", "makespan", "compute bound", "memory bound", "ratio", "latency floor", "ratio"
+    );
     // Per graph: its GEMM's m, n and k, and the elements it must read and write (A, B and C; for the conv, its
     // input, kernels and result).
     let batch = CONV.replace("n=1,", "n=8,");
@@ -233,7 +239,14 @@ fn cycles() {
         let compute = flops / (2.0 * f32_rate);
         let memory = (elements * 4) as f64 / cfg.hbm_bytes_per_cycle as f64;
         let bound = compute.max(memory);
-        println!("{name:>8} {:>12} {compute:>14.0} {memory:>14.0} {:>10.2}", l.makespan, l.makespan as f64 / bound);
+        // No schedule is shorter: the busiest slice's matmuls need a DMA in, a TRF load and the matmul's setup
+        // before them, and a move out of the accumulator and a DMA out after them.
+        let floor = compute + (2 * cfg.dma_startup_cycles + 3 * cfg.compute_setup_cycles) as f64;
+        let (ratio, to_floor) = (l.makespan as f64 / bound, l.makespan as f64 / floor);
+        println!(
+            "{name:>8} {:>12} {compute:>14.0} {memory:>14.0} {ratio:>10.2} {floor:>14.0} {to_floor:>10.2}",
+            l.makespan
+        );
     }
 }
 

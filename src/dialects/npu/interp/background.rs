@@ -15,8 +15,8 @@ use std::thread::JoinHandle;
 pub const MAX_BACKGROUND_PRODUCTS: usize = 2;
 
 /// The least work (multiply-adds) of a term for which a product goes to a thread of its own: starting the thread
-/// costs tens of microseconds.
-pub const BACKGROUND_WORK: u64 = 1 << 22;
+/// costs tens of microseconds, and a GEMM of 2^24 multiply-adds takes about a hundred on two cores.
+pub const BACKGROUND_WORK: u64 = 1 << 24;
 
 /// A product (`rows` × `columns`, row-major) whose terms a thread of its own adds as they come.
 pub struct Background {
