@@ -170,18 +170,7 @@ teg.graph @mlp {
 "#;
 
 /// A 3 x 3 convolution of 64 channels to 128 over a 32 x 32 image, padded by 1 (the result 32 x 32 too).
-const CONV: &str = r#"
-!x = !teg.tensor<[n=1, c=64, h=32, w=32] x f32>
-!k = !teg.tensor<[o=128, c=64, kh=3, kw=3] x f32>
-!y = !teg.tensor<[n=1, o=128, h=32, w=32] x f32>
-teg.graph @conv {
-  %x = teg.source @x : !x
-  %k = teg.source @kernel : !k
-  %y = teg.conv2d %x, %k strides [1, 1] dilations [1, 1] padding [1, 1] : !x, !k -> !y
-  %s = teg.sink @y %y : !y -> !teg.token
-  teg.sequence_point %s : !teg.token
-}
-"#;
+const CONV: &str = include_str!("../examples/teg/conv-64-128.tap");
 
 const MATMUL: &str = r#"
 !a = !teg.tensor<[m=1024, k=1024] x f32>

@@ -133,7 +133,9 @@ fn lower(l: &mut Lowering, rw: &mut Rewriter<'_>, reduce: &Reduce, x: &Tensor, r
     let slices = cfg.slices_per_cluster.clamp(1, MAX_SLICES) as usize;
     let count: u64 = space[nk..].iter().product();
     for wave in tiles.chunks(slices) {
-        let kept = wave[0].ext.clone();
+        // The chunks must fit every tile of the wave: the largest extent of each kept dimension (a wave may hold
+        // the short tiles at a dimension's end with whole ones).
+        let kept: Vec<u64> = (0..nk).map(|d| wave.iter().map(|t| t.ext[d]).max().unwrap_or(1)).collect();
         let align = row_align(space.len() - 1);
         let chunking = Tiling::choose(&space[nk..], &|red| x_bytes(&kept, red), budget, 1, align)?;
         // Per chunk and tile: a DMA, a reduction and a combination.
