@@ -681,6 +681,22 @@ fn a_convolution_whose_product_runs_beside_the_interpreter_computes_what_the_ref
     check(text, &integer_inputs(text)).unwrap();
 }
 
+/// Two such convolutions run at once on rayon's threads (a library user's `rayon::join`) both end: their products
+/// stay on the interpreters' threads, since a product's own thread would wait for rayon's threads, which the two runs
+/// hold while they wait for their products.
+#[test]
+fn two_convolutions_run_on_rayons_threads_both_end() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let text = &include_str!("../examples/teg/conv-64-128.tap").replace("@conv", "@g");
+        let both = rayon::join(|| check(text, &integer_inputs(text)), || check(text, &integer_inputs(text)));
+        done.send(both).unwrap();
+    });
+    let (a, b) = finished.recv_timeout(std::time::Duration::from_secs(120)).expect("the runs end");
+    a.unwrap();
+    b.unwrap();
+}
+
 /// A sharded graph `y = relu(x · w) + c` on a mesh of 1, 2 or 4 devices (one axis, or 2 × 2), each op split
 /// along a dimension per axis by its `teg.shard` plan (or the plans searched by `auto-shard`).
 #[derive(Clone, Debug)]

@@ -5,7 +5,9 @@
 //! the carrying out, on the interpreter's thread, since HBM may change under a thread that does not hold it.
 //!
 //! The terms go to the thread in order and it adds them in that order, so the product is what the interpreter's
-//! own thread would compute. A thread that cannot be started leaves the product to the interpreter's thread.
+//! own thread would compute. A thread that cannot be started leaves the product to the interpreter's thread, and so
+//! does a run on one of rayon's threads: the product's GEMM needs rayon's threads, and runs occupying all of them
+//! while they wait for their products would never end.
 
 use super::deferred::Term;
 use std::sync::mpsc::{channel, Sender};
@@ -25,8 +27,12 @@ pub struct Background {
 }
 
 impl Background {
-    /// A thread adding terms into `base` (into zeros when none), or `base` back when the thread cannot be started.
+    /// A thread adding terms into `base` (into zeros when none), or `base` back when the thread cannot be started or
+    /// the caller is one of rayon's threads.
     pub fn start(rows: usize, columns: usize, base: Option<Vec<f32>>) -> Result<Background, Option<Vec<f32>>> {
+        if rayon::current_thread_index().is_some() {
+            return Err(base);
+        }
         let (terms, arriving) = channel::<Term>();
         let (given, base_arrives) = channel::<Option<Vec<f32>>>();
         let thread = std::thread::Builder::new().name("npu-product".into());
