@@ -697,6 +697,70 @@ fn two_convolutions_run_on_rayons_threads_both_end() {
     b.unwrap();
 }
 
+/// Machines whose TRF has 4 lanes while DM rows are padded to 8 elements: a tile's columns are whole aligned rows
+/// (not 4 columns, whose DMA out would write past the result's row), for convolutions and contractions alike.
+#[test]
+fn four_lane_machines_tile_whole_aligned_rows() {
+    let conv = r#"builtin.module attributes {npu.machine = {trf_lanes = 4}} {
+  teg.graph @g {
+    %x = teg.source @x : !teg.tensor<[n=1, c=3, h=9, w=11] x f32>
+    %k = teg.source @k : !teg.tensor<[o=5, c=3, kh=3, kw=3] x f32>
+    %y = teg.conv2d %x, %k strides [1, 2] dilations [1, 1] padding [1, 1] : !teg.tensor<[n=1, c=3, h=9, w=11] x f32>, !teg.tensor<[o=5, c=3, kh=3, kw=3] x f32> -> !teg.tensor<[n=1, o=5, h=9, w=6] x f32>
+    %s = teg.sink @y %y : !teg.tensor<[n=1, o=5, h=9, w=6] x f32> -> !teg.token
+    teg.sequence_point %s : !teg.token
+  }
+}
+"#;
+    let small = "dm_slice_bytes = 32768, acc_slice_bytes = 1024, trf_lane_bytes = 128, slices_per_cluster = 5";
+    let contract = format!(
+        r#"builtin.module attributes {{npu.machine = {{trf_lanes = 4, {small}}}}} {{
+  teg.graph @g {{
+    %x = teg.source @x : !teg.tensor<[m=17, k=17] x f32>
+    %w = teg.source @w : !teg.tensor<[k=17, n=17] x f32>
+    %h = teg.matmul %x, %w : !teg.tensor<[m=17, k=17] x f32>, !teg.tensor<[k=17, n=17] x f32>
+    %s = teg.sink @h %h : !teg.tensor<[m=17, n=17] x f32> -> !teg.token
+    teg.sequence_point %s : !teg.token
+  }}
+}}
+"#
+    );
+    for text in [conv, contract.as_str()] {
+        check(text, &integer_inputs(text)).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    }
+}
+
+/// What the lowering does not take is a diagnostic at the op: a contraction whose result rows are padded to fewer
+/// elements than the TRF has lanes, and an empty tensor.
+#[test]
+fn unlowerable_machines_and_empty_tensors_are_diagnostics_at_the_op() {
+    let matmul = r#"builtin.module attributes {npu.machine = {dm_write_align = 4}} {
+  teg.graph @g {
+    %x = teg.source @x : !teg.tensor<[m=1, k=1] x f32>
+    %w = teg.source @w : !teg.tensor<[k=1, n=1] x f32>
+    %h = teg.matmul %x, %w : !teg.tensor<[m=1, k=1] x f32>, !teg.tensor<[k=1, n=1] x f32>
+    %s = teg.sink @h %h : !teg.tensor<[m=1, n=1] x f32> -> !teg.token
+    teg.sequence_point %s : !teg.token
+  }
+}
+"#;
+    let empty = r#"teg.graph @g {
+  %x = teg.source @x : !teg.tensor<[a=0, b=3] x f32>
+  %r = teg.reduce %x along ["a"] by "sum" : !teg.tensor<[a=0, b=3] x f32>
+  %s = teg.sink @r %r : !teg.tensor<[b=3] x f32> -> !teg.token
+  teg.sequence_point %s : !teg.token
+}
+"#;
+    let wants = [
+        (matmul, "%h = teg.matmul", "whole groups of the TRF lanes (8); this machine pads a row of 1 to 4 elements"),
+        (empty, "%x = teg.source", "'teg.source' makes an empty tensor (extent 0 along 'a')"),
+    ];
+    for (text, op, want) in wants {
+        let got = check(text, &integer_inputs(text)).expect_err("a diagnostic");
+        let at = format!("offset: {}", text.find(op).expect("the op"));
+        assert!(got.contains(want) && got.contains(&at), "{got}");
+    }
+}
+
 /// A sharded graph `y = relu(x · w) + c` on a mesh of 1, 2 or 4 devices (one axis, or 2 × 2), each op split
 /// along a dimension per axis by its `teg.shard` plan (or the plans searched by `auto-shard`).
 #[derive(Clone, Debug)]

@@ -155,8 +155,10 @@ fn sizes(n_pad: u64, k_ext: u64, size: u64, cfg: &NpuConfig) -> Result<Sizes, St
         (cfg.acc_slice_bytes / 4 / n).min(inputs.saturating_sub(8)).min(out).min(1 << 12)
     };
     // Columns that make whole DMA units of `w`'s rows (64 f32): narrower tiles share the slices out more finely.
-    let unit = (cfg.dma_unit_bytes / size).max(lanes);
-    let mut n = round_up(n_pad.min(128).min(unit), lanes);
+    // A tile's columns are whole groups of lanes and whole aligned DM rows (both divide 8: the larger is both).
+    let step = lanes.max(cfg.dm_write_align);
+    let unit = (cfg.dma_unit_bytes / size).max(step);
+    let mut n = round_up(n_pad.min(128).min(unit), step);
     loop {
         let mut k = (cfg.trf_lane_bytes / size / n.div_ceil(lanes)).min(k_ext);
         if k < k_ext {
@@ -168,13 +170,13 @@ fn sizes(n_pad: u64, k_ext: u64, size: u64, cfg: &NpuConfig) -> Result<Sizes, St
             }
             k = if k > 8 { (k / 2).div_ceil(8) * 8 } else { 0 };
         }
-        if n <= lanes {
+        if n <= step {
             return Err(format!(
                 "no matmul tile fits: {} B of accumulator, {} B per TRF lane, {} B of data memory per slice",
                 cfg.acc_slice_bytes, cfg.trf_lane_bytes, cfg.dm_slice_bytes
             ));
         }
-        n = round_up(n / 2, lanes);
+        n = round_up(n / 2, step);
     }
 }
 
@@ -197,6 +199,13 @@ fn lower(
     };
     let mut space: Vec<u64> = names.iter().map(|&n| extent(n)).collect();
     let (nd, kd) = (names.len() - 2, names.len() - 1);
+    if !r.row.is_multiple_of(cfg.trf_lanes.max(1)) {
+        return Err(format!(
+            "contractions are lowered where the result's padded rows are whole groups of the TRF lanes ({}); this \
+             machine pads a row of {} to {} elements (dm_write_align {})",
+            cfg.trf_lanes, space[nd], r.row, cfg.dm_write_align
+        ));
+    }
     space[nd] = r.row;
     let input = |t: &Tensor| Input {
         tensor: t.clone(),
@@ -274,8 +283,8 @@ fn plan(
             sz.m /= 2;
         } else if sz.k > 8 {
             sz.k = (sz.k / 2).div_ceil(8) * 8;
-        } else if sz.n > cfg.trf_lanes {
-            sz.n = round_up(sz.n / 2, cfg.trf_lanes);
+        } else if sz.n > cfg.trf_lanes.max(cfg.dm_write_align) {
+            sz.n = round_up(sz.n / 2, cfg.trf_lanes.max(cfg.dm_write_align));
         } else {
             return Err(format!("no matmul tile's operands fit {third} B of a slice's data memory"));
         }

@@ -194,8 +194,8 @@ fn fits(g: &Geometry, b: &Block, cfg: &NpuConfig) -> bool {
 }
 
 /// The block of least estimated time among those that fit: output channels, rows, input channels and columns
-/// each halved from their whole extents (columns from [`MAX_TILE_COLUMNS`]; columns and output channels in
-/// multiples of the TRF lanes).
+/// each halved from their whole extents (columns from [`MAX_TILE_COLUMNS`]; output channels in multiples of the TRF
+/// lanes, columns in multiples of the lanes and of the DM write alignment).
 fn block(g: &Geometry, cfg: &NpuConfig) -> Result<Block, String> {
     let lanes = cfg.trf_lanes.max(1);
     if !g.out_row.is_multiple_of(lanes) || cfg.flit_bytes < 32 {
@@ -212,12 +212,15 @@ fn block(g: &Geometry, cfg: &NpuConfig) -> Result<Block, String> {
         }
         v
     };
-    let cols = (g.out_row.min(MAX_TILE_COLUMNS) / lanes * lanes).max(lanes);
+    // A tile's columns are whole groups of lanes and whole aligned DM rows of the result (both divide 8: the
+    // larger is both), so that its DMA out writes inside the row.
+    let step = lanes.max(cfg.dm_write_align);
+    let cols = (g.out_row.min(MAX_TILE_COLUMNS) / step * step).max(step);
     let mut best: Option<(u64, Block)> = None;
     for &out in &halvings(round_up(g.out_channels, lanes), lanes) {
         for &rows in &halvings(g.out_rows, 1) {
             for &chans in &halvings(g.channels, 1) {
-                for &cols in &halvings(cols, lanes) {
+                for &cols in &halvings(cols, step) {
                     let b = Block { out, rows, cols, chans };
                     if fits(g, &b, cfg) && best.as_ref().is_none_or(|(t, _)| estimate(g, &b, cfg) < *t) {
                         best = Some((estimate(g, &b, cfg), b));

@@ -76,6 +76,7 @@ impl Pass for ResolveLayouts {
             let cfg = machine_of(ctx, graph).map_err(|m| vec![Diagnostic::error(ctx.body.op(graph).loc, m)])?;
             let mut resolve = Resolve { cfg, known: HashMap::new(), remarks: Vec::new() };
             let ops: Vec<OpId> = graph_ops(ctx, graph).collect();
+            ops.iter().try_for_each(|&op| no_empty_tensor(ctx, op)).map_err(|d| vec![d])?;
             let ordered = operators::order_contractions(ctx, &ops, &mut resolve.remarks);
             env.stats.add("num-reordered", ordered as u64);
             // Ordering the contractions' operands inserts and erases permutes.
@@ -91,6 +92,23 @@ impl Pass for ResolveLayouts {
         env.stats.add("num-layouts", count);
         Ok(if count > 0 { Changed::Yes } else { Changed::No })
     }
+}
+
+/// An error at `op` when it makes a tensor with an extent of 0: such a tensor has no layout to give (a layout's
+/// extents are positive), and nothing to lower; the reference evaluator runs it (`tap-run` without `--lower`).
+fn no_empty_tensor(ctx: &Context, op: OpId) -> Result<(), Diagnostic> {
+    for v in ctx.body.results(op) {
+        let Some(t) = as_tensor(ctx, ctx.body.value_type(v)) else { continue };
+        if let Some((name, _)) = t.dims.iter().find(|d| d.1 == 0) {
+            let message = format!(
+                "'{}' makes an empty tensor (extent 0 along '{name}'): the NPU lowering takes no empty tensors (the \
+                 reference evaluator runs them: tap-run without --lower)",
+                ctx.op_name(op)
+            );
+            return Err(Diagnostic::error(ctx.body.op(op).loc, message));
+        }
+    }
+    Ok(())
 }
 
 /// A tensor's layout as decided: where it sits, whether its rows are read whole, the elements of its buffer.
