@@ -130,6 +130,7 @@ impl Deferred {
         let (m, n) = (mm.m as usize, mm.n as usize);
         Deferred { slices: mm.slices, groups, accs, c, m, n, terms: vec![], base, background: None }
     }
+
     /// Whether matmul `mm`, over `groups` (by their slices) and writing `C` from byte `c`, adds into this product.
     pub fn joins(&self, mm: &Matmul, c: usize, groups: &[&[u64]]) -> bool {
         mm.accumulate
