@@ -19,7 +19,7 @@ use super::buffers::Tensor;
 use super::elementwise::{self, cast, out_of_acc};
 use super::operand::{operand_box, read_pattern, Input};
 use super::tiles::{runs, Tile, Tiling};
-use super::transfer::{box_dma, dm_box, round_up, DmBox};
+use super::transfer::{box_dma, column_step, dm_box, round_up, DmBox};
 use super::{chip_slices, lower_op, Lowering};
 use crate::array::DType;
 use crate::dialects::npu::access::AccessPattern;
@@ -155,8 +155,7 @@ fn sizes(n_pad: u64, k_ext: u64, size: u64, cfg: &NpuConfig) -> Result<Sizes, St
         (cfg.acc_slice_bytes / 4 / n).min(inputs.saturating_sub(8)).min(out).min(1 << 12)
     };
     // Columns that make whole DMA units of `w`'s rows (64 f32): narrower tiles share the slices out more finely.
-    // A tile's columns are whole groups of lanes and whole aligned DM rows (both divide 8: the larger is both).
-    let step = lanes.max(cfg.dm_write_align);
+    let step = column_step(cfg);
     let unit = (cfg.dma_unit_bytes / size).max(step);
     let mut n = round_up(n_pad.min(128).min(unit), step);
     loop {
@@ -283,8 +282,8 @@ fn plan(
             sz.m /= 2;
         } else if sz.k > 8 {
             sz.k = (sz.k / 2).div_ceil(8) * 8;
-        } else if sz.n > cfg.trf_lanes.max(cfg.dm_write_align) {
-            sz.n = round_up(sz.n / 2, cfg.trf_lanes.max(cfg.dm_write_align));
+        } else if sz.n > column_step(cfg) {
+            sz.n = round_up(sz.n / 2, column_step(cfg));
         } else {
             return Err(format!("no matmul tile's operands fit {third} B of a slice's data memory"));
         }

@@ -21,7 +21,7 @@ use super::buffers::{Role, Tensor};
 use super::contraction::accumulated;
 use super::elementwise::narrow;
 use super::tiles::runs;
-use super::transfer::{dm_box, round_up, row_unit, rows_dma, DmBox};
+use super::transfer::{column_step, dm_box, round_up, row_unit, rows_dma, DmBox};
 use super::views::pad_rows;
 use super::{chip_slices, lower_op, Lowering};
 use crate::array::DType;
@@ -212,9 +212,7 @@ fn block(g: &Geometry, cfg: &NpuConfig) -> Result<Block, String> {
         }
         v
     };
-    // A tile's columns are whole groups of lanes and whole aligned DM rows of the result (both divide 8: the
-    // larger is both), so that its DMA out writes inside the row.
-    let step = lanes.max(cfg.dm_write_align);
+    let step = column_step(cfg);
     let cols = (g.out_row.min(MAX_TILE_COLUMNS) / step * step).max(step);
     let mut best: Option<(u64, Block)> = None;
     for &out in &halvings(round_up(g.out_channels, lanes), lanes) {

@@ -43,6 +43,13 @@ pub fn box_dma(t: &Tensor, start: &[u64], ext: &[u64], dm: &DmBox, slice: Memory
     rows_dma(t, start, ext, dm, slice, to_dm, cfg.dm_write_align, cfg)
 }
 
+/// The elements a tile of a contraction's or convolution's result columns comes in: whole groups of the TRF's
+/// lanes and whole aligned DM rows (`padded_row` pads rows to `dm_write_align` elements; both divide 8, so the
+/// larger is a multiple of the other), so that the tile's DMA out writes inside the result's row.
+pub fn column_step(cfg: &NpuConfig) -> u64 {
+    cfg.trf_lanes.max(cfg.dm_write_align).max(1)
+}
+
 /// The elements a DM row of `elem` is rounded up to so that it is a whole number of aligned bytes.
 pub fn row_unit(elem: ElemType, cfg: &NpuConfig) -> u64 {
     let (align, size) = (cfg.dm_write_align.max(1), elem.bytes().max(1));

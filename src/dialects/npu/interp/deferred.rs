@@ -224,9 +224,15 @@ impl Memories {
             && units.iter().all(|u| self.deferred.iter().any(|d| d.joins(mm, c, u)))
     }
 
-    /// Whether a deferred product will write the accumulator at `site`.
-    pub fn deferred_into(&self, site: Site) -> bool {
-        self.deferred.iter().any(|d| d.accs.contains(&site))
+    /// Whether matmul `mm` on `slice` may join a product (writing `C` from byte `c`): it overwrites its accumulator,
+    /// or adds to one a deferred product will write, or that is written all over `C` (else its own GEMM reports
+    /// the unwritten bytes).
+    pub fn accumulator_ready(&self, mm: &Matmul, slice: u64, c: usize) -> bool {
+        let site = mm.slices.site(Space::Acc, slice);
+        let written = |b: &Bytes| b.written_between(c, c + (mm.m * mm.n * 4) as usize);
+        !mm.accumulate
+            || self.deferred.iter().any(|d| d.accs.contains(&site))
+            || self.slices.get(&site).is_some_and(written)
     }
 
     /// Carries out the deferred products whose accumulators `accesses` touch, or an HBM buffer of whose they write.

@@ -42,16 +42,13 @@ pub fn groups(mm: &Matmul, mem: &Memories, v: &BView) -> Vec<Group> {
         return vec![];
     }
     let through = Through { hbm: &mem.hbm, forwards: &mem.forwards };
-    let c_bytes = (mm.m * mm.n * 4) as usize;
     let mut by: HashMap<(usize, &Fill), usize> = HashMap::new();
     let mut groups: Vec<Group> = Vec::new();
     for slice in mm.slices.first..mm.slices.end {
         let dm = mm.slices.site(Space::Dm, slice);
         let Some(at) = mem.fills.holding(dm, low as usize, high as usize) else { continue };
         let Some(b) = b_in_hbm(v, mm.n as usize, dm, through) else { continue };
-        let (site, end) = (mm.slices.site(Space::Acc, slice), c + c_bytes);
-        let acc = mem.slices.get(&site);
-        if mm.accumulate && !mem.deferred_into(site) && !acc.is_some_and(|b| b.written_between(c, end)) {
+        if !mem.accumulator_ready(mm, slice, c) {
             continue;
         }
         let fill = mem.fills.get(dm, at).expect("a fill");

@@ -11,7 +11,6 @@
 
 use super::deferred::{Source, Term};
 use super::forward::Through;
-use super::memory::Bytes;
 use super::state::{contiguous_start, Memories};
 use super::trf_forward::{b_in_hbm, BView};
 use crate::dialects::npu::ops::matmul::Matmul;
@@ -85,9 +84,7 @@ fn placed(mm: &Matmul, mem: &Memories, v: &BView, c: usize) -> Placed {
         let dm = mm.slices.site(Space::Dm, slice);
         let Some((ab, a, stride)) = through.rows_at(dm, &mm.a.pattern, m, k * 4) else { continue };
         let Some((bb, b)) = b_in_hbm(v, n, dm, through) else { continue };
-        let site = mm.slices.site(Space::Acc, slice);
-        let written = |b: &Bytes| b.written_between(c, c + m * n * 4);
-        if mm.accumulate && !mem.deferred_into(site) && !mem.slices.get(&site).is_some_and(written) {
+        if !mem.accumulator_ready(mm, slice, c) {
             continue;
         }
         let strides = b.rows.iter().map(|r| r.1).chain([b.at, b.col, a, stride]);
